@@ -1,0 +1,3 @@
+from failres.cli import main
+
+main()
