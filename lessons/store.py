@@ -1,0 +1,499 @@
+"""Records as files in commits on one private ref.
+
+The store is a chain of commits on `refs/failres/store` (by default) whose trees hold
+one small file per record. Nothing here touches a branch, the index or a working
+tree: trees are built in memory from the previous tip and only the touched
+directories are rewritten, so an append costs the same whatever the store's size.
+
+Concurrency and crashes:
+
+- Objects are written first (libgit2 writes each through a temp file and a
+  rename), then the ref moves by compare-and-swap against the tip the commit was
+  built on. A writer that loses the race rebuilds on the new tip and retries.
+- A process killed at any instant leaves the ref at the old or the new commit;
+  at worst it leaves unreachable objects (gc takes them) or a stale `.lock` beside
+  the ref. Writers take an `flock` before moving the ref, so a `.lock` file found
+  while holding it, and older than `STALE_REF_LOCK_SECONDS`, belongs to a dead
+  writer and is removed.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import random
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pygit2
+
+from lessons.errors import InvalidInput, NotFound, StoreBusy
+
+DEFAULT_REF = "refs/failres/store"
+STORE_NAME = "failres"
+STORE_EMAIL = "failres@localhost"
+STALE_REF_LOCK_SECONDS = 2.0
+MAX_CAS_ATTEMPTS = 200
+
+_BLOB = pygit2.GIT_FILEMODE_BLOB
+_TREE = pygit2.GIT_FILEMODE_TREE
+
+
+def store_signature(repo: pygit2.Repository) -> pygit2.Signature:
+    """Who a store commit is by: the person when git knows them, else failres itself.
+
+    Fresh machines have no git identity; a store write must still work there, so
+    the fallback is failres's own name rather than an error.
+    """
+    name = os.environ.get("GIT_COMMITTER_NAME") or os.environ.get("GIT_AUTHOR_NAME")
+    email = os.environ.get("GIT_COMMITTER_EMAIL") or os.environ.get("GIT_AUTHOR_EMAIL")
+    if name and email:
+        return pygit2.Signature(name, email)
+    try:
+        return repo.default_signature
+    except (KeyError, pygit2.GitError):
+        return pygit2.Signature(STORE_NAME, STORE_EMAIL)
+
+
+@dataclass(frozen=True)
+class Change:
+    """What one write does to the tree: files to put and paths to delete."""
+
+    puts: Mapping[str, bytes] = field(default_factory=dict)
+    deletes: frozenset[str] = frozenset()
+
+    def is_empty(self) -> bool:
+        return not self.puts and not self.deletes
+
+
+def _split(path: str) -> tuple[str, ...]:
+    parts = tuple(path.split("/"))
+    if not path or any(p in ("", ".", "..") for p in parts) or path.startswith("/"):
+        msg = f"invalid record path {path!r}"
+        raise InvalidInput(msg)
+    return parts
+
+
+def _group(entries: Iterable[tuple[tuple[str, ...], object]]) -> dict[str, list]:
+    groups: dict[str, list] = {}
+    for parts, value in entries:
+        groups.setdefault(parts[0], []).append((parts[1:], value))
+    return groups
+
+
+class Store:
+    """One store ref in one repository.
+
+    Not thread-safe (a pygit2 Repository must not be shared between threads);
+    any number of processes may use the same store at once.
+    """
+
+    def __init__(
+        self,
+        repo: pygit2.Repository | str | os.PathLike[str],
+        ref: str = DEFAULT_REF,
+        *,
+        signature: pygit2.Signature | None = None,
+    ) -> None:
+        self.repo = repo if isinstance(repo, pygit2.Repository) else pygit2.Repository(str(repo))
+        if not ref.startswith("refs/"):
+            msg = f"store ref must start with refs/: {ref!r}"
+            raise InvalidInput(msg)
+        self.ref = ref
+        self._signature = signature
+
+    # ── reading ──────────────────────────────────────────────────────────
+
+    @property
+    def common_dir(self) -> Path:
+        """The git dir shared by every worktree (refs and objects live there)."""
+        return Path(self.repo.path)  # pygit2 gives the common dir for worktrees too
+
+    def tip(self) -> pygit2.Oid | None:
+        try:
+            return self.repo.references[self.ref].target
+        except KeyError:
+            return None
+
+    def exists(self) -> bool:
+        return self.tip() is not None
+
+    def commit_at(self, rev: str | pygit2.Oid | None = None) -> pygit2.Commit | None:
+        if rev is None:
+            tip = self.tip()
+            return None if tip is None else self.repo[tip]
+        try:
+            obj = self.repo.revparse_single(str(rev))
+            return obj.peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            msg = f"no store commit {rev}"
+            raise NotFound(msg) from exc
+
+    def tree_at(self, commit: pygit2.Commit | None) -> pygit2.Tree | None:
+        return None if commit is None else commit.tree
+
+    def read_bytes(self, path: str, commit: pygit2.Commit | None = None) -> bytes | None:
+        commit = commit if commit is not None else self.commit_at()
+        if commit is None:
+            return None
+        try:
+            entry = commit.tree[path]
+        except KeyError:
+            return None
+        obj = self.repo[entry.id]
+        return obj.data if isinstance(obj, pygit2.Blob) else None
+
+    def walk(self, prefix: str = "", commit: pygit2.Commit | None = None) -> Iterator[tuple[str, pygit2.Oid]]:
+        """Every file below `prefix` (a directory path, '' for all), in path order."""
+        commit = commit if commit is not None else self.commit_at()
+        if commit is None:
+            return
+        tree: pygit2.Tree = commit.tree
+        if prefix:
+            try:
+                obj = self.repo[tree[prefix.rstrip("/")].id]
+            except KeyError:
+                return
+            if not isinstance(obj, pygit2.Tree):
+                return
+            tree = obj
+        yield from self._walk_tree(tree, prefix.rstrip("/"))
+
+    def _walk_tree(self, tree: pygit2.Tree, base: str) -> Iterator[tuple[str, pygit2.Oid]]:
+        for entry in tree:
+            path = f"{base}/{entry.name}" if base else entry.name
+            if entry.filemode == _TREE:
+                yield from self._walk_tree(self.repo[entry.id], path)
+            else:
+                yield path, entry.id
+
+    def blob(self, oid: pygit2.Oid) -> bytes:
+        return self.repo[oid].data
+
+    def list_dir(self, path: str, commit: pygit2.Commit | None = None) -> list[str]:
+        """Names directly inside one directory of the store (empty when absent)."""
+        commit = commit if commit is not None else self.commit_at()
+        if commit is None:
+            return []
+        try:
+            obj = self.repo[commit.tree[path].id] if path else commit.tree
+        except KeyError:
+            return []
+        return [e.name for e in obj] if isinstance(obj, pygit2.Tree) else []
+
+    # ── writing ──────────────────────────────────────────────────────────
+
+    def signature(self) -> pygit2.Signature:
+        sig = self._signature or store_signature(self.repo)
+        return pygit2.Signature(sig.name, sig.email)  # stamped now, not when cached
+
+    def ensure(self) -> pygit2.Oid:
+        """Create the store (an empty root commit) if it does not exist yet."""
+        tip = self.tip()
+        if tip is not None:
+            self._ensure_reflog()
+            return tip
+        empty = self.repo.TreeBuilder().write()
+        sig = self.signature()
+        oid = self.repo.create_commit(None, sig, sig, "failres: create store\n", empty, [])
+        self._ensure_reflog()
+        try:
+            self.repo.create_reference(self.ref, oid, force=False, message="failres: create store")
+        except (ValueError, pygit2.AlreadyExistsError, pygit2.GitError):
+            pass  # another process created it first; theirs is as good as ours
+        return self.tip()  # type: ignore[return-value]
+
+    def _ensure_reflog(self) -> None:
+        # git and libgit2 only keep a reflog for refs outside refs/heads when the
+        # log file already exists; an empty one opts the store into an audit reflog.
+        log = self.common_dir / "logs" / self.ref
+        if not log.exists():
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.touch()
+
+    def commit(
+        self,
+        change: Change | Callable[[pygit2.Commit | None], Change],
+        message: str,
+        *,
+        max_attempts: int = MAX_CAS_ATTEMPTS,
+    ) -> pygit2.Oid | None:
+        """Write one commit applying `change` on the current tip; return its id.
+
+        `change` may be a function of the tip it will be applied to: it is called
+        again after a lost race, so a writer that must look before it writes
+        (idempotent stamps, reclaim) decides on the tip it really lands on.
+        Returns None when the change turned out empty (nothing to write).
+        """
+        self.ensure()
+        for attempt in range(max_attempts):
+            parent = self.commit_at()
+            planned = change(parent) if callable(change) else change
+            if planned.is_empty():
+                return None
+            tree = self.apply(parent.tree if parent else None, planned)
+            if parent is not None and tree == parent.tree.id:
+                return None
+            sig = self.signature()
+            body = _audit_body(planned)
+            oid = self.repo.create_commit(
+                None, sig, sig, message.rstrip("\n") + "\n" + body, tree, [parent.id] if parent else []
+            )
+            if self._compare_and_swap(parent.id if parent else None, oid, message.splitlines()[0]):
+                return oid
+            # Lost the race: back off a little (with jitter so a crowd spreads out)
+            # and rebuild on the new tip.
+            time.sleep(min(0.05, 0.001 * (attempt + 1)) * random.random())
+        msg = f"the store ref {self.ref} kept moving; gave up after {max_attempts} attempts"
+        raise StoreBusy(msg, hint="nothing was written; run the command again")
+
+    def commit_batches(
+        self, changes: Iterable[Change], message: str, *, batch_size: int = 5000
+    ) -> list[pygit2.Oid]:
+        """Bulk writes: fold many small changes into commits of up to `batch_size` files."""
+        written: list[pygit2.Oid] = []
+        puts: dict[str, bytes] = {}
+        deletes: set[str] = set()
+
+        def flush() -> None:
+            if puts or deletes:
+                n = len(written) + 1
+                oid = self.commit(Change(dict(puts), frozenset(deletes)), f"{message} (batch {n})")
+                if oid is not None:
+                    written.append(oid)
+                puts.clear()
+                deletes.clear()
+
+        for change in changes:
+            puts.update(change.puts)
+            deletes.update(change.deletes)
+            if len(puts) + len(deletes) >= batch_size:
+                flush()
+        flush()
+        return written
+
+    def apply(self, base: pygit2.Tree | None, change: Change) -> pygit2.Oid:
+        """The id of `base` with `change` applied, writing only touched trees."""
+        entries: list[tuple[tuple[str, ...], bytes | None]] = []
+        for path, data in change.puts.items():
+            entries.append((_split(path), data))
+        for path in change.deletes:
+            if path not in change.puts:
+                entries.append((_split(path), None))
+        return self._apply_tree(base, entries)
+
+    def _apply_tree(self, base: pygit2.Tree | None, entries: list[tuple[tuple[str, ...], bytes | None]]) -> pygit2.Oid:
+        builder = self.repo.TreeBuilder(base) if base is not None else self.repo.TreeBuilder()
+        for name, items in _group(entries).items():
+            here = [(rest, value) for rest, value in items if not rest]
+            deeper = [(rest, value) for rest, value in items if rest]
+            existing = builder.get(name)
+            if here:
+                value = here[-1][1]
+                if value is None:
+                    if existing is not None and existing.filemode != _TREE:
+                        builder.remove(name)
+                else:
+                    builder.insert(name, self.repo.create_blob(value), _BLOB)
+                continue
+            sub = None
+            if existing is not None and existing.filemode == _TREE:
+                sub = self.repo[existing.id]
+            elif existing is not None:
+                msg = f"record path {name!r} is a file where a directory is needed"
+                raise InvalidInput(msg)
+            if sub is None and all(value is None for _, value in deeper):
+                continue  # deleting inside a directory that is not there
+            new_sub = self._apply_tree(sub, deeper)
+            if len(self.repo[new_sub]) == 0:
+                if existing is not None:
+                    builder.remove(name)
+            else:
+                builder.insert(name, new_sub, _TREE)
+        return builder.write()
+
+    @contextmanager
+    def _ref_lock(self) -> Iterator[None]:
+        lock_dir = self.common_dir / "failres"
+        lock_dir.mkdir(exist_ok=True)
+        lock_path = lock_dir / ("ref-" + self.ref.replace("/", "-") + ".flock")
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the flock, and so does a killed process
+
+    def _remove_stale_ref_lock(self) -> None:
+        """Clear a `<ref>.lock` left by a killed writer (called while holding the flock).
+
+        Every failres writer holds the flock while it moves the ref, so a lock file
+        seen now was left by a dead failres process or belongs to a plain git command
+        moving the ref this very moment; the latter finishes within milliseconds, so a
+        lock that outlives `STALE_REF_LOCK_SECONDS` is stale.
+        """
+        stale = self.common_dir / (self.ref + ".lock")
+        deadline = time.monotonic() + STALE_REF_LOCK_SECONDS
+        while True:
+            try:
+                age = time.time() - stale.stat().st_mtime
+            except FileNotFoundError:
+                return
+            if age > STALE_REF_LOCK_SECONDS or time.monotonic() > deadline:
+                stale.unlink(missing_ok=True)
+                return
+            time.sleep(0.02)
+
+    def _compare_and_swap(self, expected: pygit2.Oid | None, new: pygit2.Oid, reason: str) -> bool:
+        with self._ref_lock():
+            self._remove_stale_ref_lock()
+            try:
+                ref = self.repo.references[self.ref]
+            except KeyError:
+                ref = None
+            current = ref.target if ref is not None else None
+            if current != expected:
+                return False
+            try:
+                if ref is None:
+                    self.repo.create_reference(self.ref, new, force=False, message=reason)
+                else:
+                    ref.set_target(new, reason)  # libgit2 re-checks the old value
+            except (pygit2.GitError, ValueError, pygit2.AlreadyExistsError):
+                return False
+            return True
+
+    # ── history operations ───────────────────────────────────────────────
+
+    def diff_changes(self, old: pygit2.Tree | None, new: pygit2.Tree | None) -> Iterator[tuple[str, pygit2.Oid | None, pygit2.Oid | None]]:
+        """(path, old blob, new blob) for every file that differs; identical subtrees are skipped."""
+        if old is None and new is None:
+            return
+        empty = self.repo[self.repo.TreeBuilder().write()]
+        diff = self.repo.diff(old or empty, new or empty)
+        zero = pygit2.Oid(hex="0" * 40)
+        for delta in diff.deltas:
+            a = delta.old_file.id if delta.old_file.id != zero else None
+            b = delta.new_file.id if delta.new_file.id != zero else None
+            yield (delta.new_file.path or delta.old_file.path), a, b
+
+    def undo(self, rev: str) -> pygit2.Oid:
+        """Revert exactly one store commit, as a new commit on the tip."""
+        target = self.commit_at(rev)
+        if target is None or not self._reachable(target.id):
+            msg = f"{rev} is not a commit of the store {self.ref}"
+            raise NotFound(msg)
+        if len(target.parents) != 1:
+            msg = f"{rev} is a {'merge' if target.parents else 'root'} commit; undo takes one ordinary store commit"
+            raise InvalidInput(msg, hint="revert the individual writes instead")
+        parent = target.parents[0]
+        changes = list(self.diff_changes(parent.tree, target.tree))
+
+        def inverse(tip: pygit2.Commit | None) -> Change:
+            puts: dict[str, bytes] = {}
+            deletes: set[str] = set()
+            conflicts: list[str] = []
+            for path, before, after in changes:
+                now = _entry_id(tip.tree, path) if tip else None
+                if now != after:
+                    if now == before:
+                        continue  # already undone by a later write
+                    conflicts.append(path)
+                elif before is None:
+                    deletes.add(path)
+                else:
+                    puts[path] = self.repo[before].data
+            if conflicts:
+                msg = f"cannot undo {str(target.id)[:12]}: later writes changed {', '.join(sorted(conflicts)[:3])}"
+                raise InvalidInput(msg, hint="undo the later writes first (see git log -p " + self.ref + ")")
+            return Change(puts, frozenset(deletes))
+
+        summary = target.message.splitlines()[0] if target.message else ""
+        oid = self.commit(inverse, f'failres: undo {str(target.id)[:12]} "{summary}"')
+        if oid is None:
+            msg = f"{str(target.id)[:12]} is already undone"
+            raise InvalidInput(msg)
+        return oid
+
+    def _reachable(self, oid: pygit2.Oid) -> bool:
+        tip = self.tip()
+        if tip is None:
+            return False
+        return tip == oid or self.repo.descendant_of(tip, oid)
+
+    def merge(self, other: pygit2.Oid | str, message: str | None = None,
+              settle: Callable[[pygit2.Tree], Change] | None = None) -> pygit2.Oid | None:
+        """Join another line of this store into the local tip: one merge commit.
+
+        The rule is a union: every file added on either side is kept; a file the
+        other side deleted (archived) is deleted here unless this side changed it.
+        Where both sides wrote the same path with different bytes, the blob with the
+        smaller id wins, so both merge orders give the same tree; the other version
+        stays in the history of its parent. `settle` may add a follow-up change
+        computed from the merged tree (records that must move together).
+        """
+        theirs = self.commit_at(str(other))
+        if theirs is None:
+            msg = f"nothing to merge at {other}"
+            raise NotFound(msg)
+        self.ensure()
+        for attempt in range(MAX_CAS_ATTEMPTS):
+            ours = self.commit_at()
+            assert ours is not None
+            if ours.id == theirs.id or self.repo.descendant_of(ours.id, theirs.id):
+                return None
+            if self.repo.descendant_of(theirs.id, ours.id):
+                if self._compare_and_swap(ours.id, theirs.id, "failres: fast-forward store"):
+                    return theirs.id
+                continue
+            base_id = self.repo.merge_base(ours.id, theirs.id)
+            base_tree = self.repo[base_id].tree if base_id else None
+            tree = self.apply(ours.tree, self._union_change(base_tree, ours.tree, theirs.tree))
+            if settle is not None:
+                extra = settle(self.repo[tree])
+                if not extra.is_empty():
+                    tree = self.apply(self.repo[tree], extra)
+            sig = self.signature()
+            text = message or f"failres: merge store {str(theirs.id)[:12]} into {str(ours.id)[:12]}"
+            oid = self.repo.create_commit(None, sig, sig, text + "\n", tree, [ours.id, theirs.id])
+            if self._compare_and_swap(ours.id, oid, text.splitlines()[0]):
+                return oid
+            time.sleep(min(0.05, 0.001 * (attempt + 1)) * random.random())
+        msg = f"the store ref {self.ref} kept moving during a merge"
+        raise StoreBusy(msg, hint="nothing was lost; run the command again")
+
+    def _union_change(self, base: pygit2.Tree | None, ours: pygit2.Tree, theirs: pygit2.Tree) -> Change:
+        puts: dict[str, bytes] = {}
+        deletes: set[str] = set()
+        for path, before, after in self.diff_changes(base, theirs):
+            mine = _entry_id(ours, path)
+            if after is None:
+                if mine == before:  # they deleted it and we left it alone
+                    deletes.add(path)
+                continue
+            if mine is None or mine == before:
+                # A file they added (or changed) that we did not touch; also a file we
+                # deleted and they changed keeps their newer version: nothing is lost.
+                if mine != after:
+                    puts[path] = self.repo[after].data
+            elif mine != after and str(after) < str(mine):
+                puts[path] = self.repo[after].data
+        return Change(puts, frozenset(deletes))
+
+
+def _entry_id(tree: pygit2.Tree, path: str) -> pygit2.Oid | None:
+    try:
+        return tree[path].id
+    except KeyError:
+        return None
+
+
+def _audit_body(change: Change, limit: int = 50) -> str:
+    """The commit body: every path written or removed, so `git log` names the records."""
+    lines = [f"+ {p}" for p in sorted(change.puts)] + [f"- {p}" for p in sorted(change.deletes - set(change.puts))]
+    if len(lines) > limit:
+        lines = lines[:limit] + [f"... and {len(lines) - limit} more"]
+    return "\n" + "\n".join(lines) + "\n" if lines else ""

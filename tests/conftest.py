@@ -1,0 +1,97 @@
+"""Shared fixtures: an isolated home, a git identity, real repositories, the CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "Test Person",
+    "GIT_AUTHOR_EMAIL": "test@example.com",
+    "GIT_COMMITTER_NAME": "Test Person",
+    "GIT_COMMITTER_EMAIL": "test@example.com",
+}
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Every test gets an empty home and no system git config, so nothing of the
+    machine's (or the person's) configuration leaks in, and nothing is written there."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    monkeypatch.delenv("GIT_WORK_TREE", raising=False)
+    for name in list(os.environ):
+        if name.startswith("FAILRES_"):
+            monkeypatch.delenv(name)
+    for key, value in IDENTITY.items():
+        monkeypatch.setenv(key, value)
+    # libgit2 read HOME once, when pygit2 was first imported: point its search path
+    # at the empty home too, so in-process reads see no global or system identity.
+    import pygit2
+
+    levels = (pygit2.GIT_CONFIG_LEVEL_GLOBAL, pygit2.GIT_CONFIG_LEVEL_XDG, pygit2.GIT_CONFIG_LEVEL_SYSTEM)
+    before = {level: pygit2.settings.search_path[level] for level in levels}
+    for level in levels:
+        pygit2.settings.search_path[level] = str(home)
+    yield home
+    for level, value in before.items():
+        pygit2.settings.search_path[level] = value
+
+
+def git(cwd: Path, *args: str, check: bool = True, env: dict | None = None) -> str:
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
+    return proc.stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A real repository on branch main with one commit."""
+    top = tmp_path / "repo"
+    top.mkdir()
+    git(top, "init", "-q", "-b", "main")
+    (top / "README.md").write_text("a project\n")
+    git(top, "add", "README.md")
+    git(top, "commit", "-q", "-m", "initial")
+    return top
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+    """Run `git failres ARGS` in-process from a directory; returns code, stdout, stderr."""
+    from failres.cli import run
+
+    def invoke(cwd: Path, *args: str) -> CliResult:
+        monkeypatch.chdir(cwd)
+        capsys.readouterr()
+        code = run(list(args))
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return invoke
+
+
+def run_failres(cwd: Path, *args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run failres as its own process, the way a person or a hook does."""
+    return subprocess.run([sys.executable, "-m", "failres", *args], cwd=cwd, capture_output=True, text=True,
+                          env=env, timeout=timeout)
