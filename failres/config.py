@@ -1,0 +1,374 @@
+"""`.failres.toml`: where it lives, what it may say, and the frozen values it becomes.
+
+Each section is a frozen dataclass; its fields declare their TOML kind and default
+(see `failres.config_schema`), and the same declarations drive the reader and the
+check of `.failres.toml.example`. A section that other parts of failres need later
+is one more dataclass here and one more field on `Config`.
+
+Reading is strict: an unknown key, a wrong type or an impossible value stops
+failres with one line naming the file and the key, because a setting that is
+silently ignored is worse than one that is refused.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+from failres.config_kinds import (
+    COMMAND,
+    OPTIONAL_COMMAND,
+    Duration,
+    Flag,
+    Integer,
+    IntegerList,
+    RegexList,
+    Text,
+    TextList,
+    TextTable,
+    regex_problem,
+)
+from failres.config_schema import (
+    Invalid,
+    NamedSections,
+    Section,
+    SectionList,
+    config_error,
+    parse_toml,
+    read_table,
+    read_text_file,
+    setting,
+)
+from failres.errors import ConfigError
+from failres.placeholders import PLACEHOLDERS, render_command
+from failres.repo_location import RepoPaths, find_repo_top, locate_repo
+
+__all__ = [
+    "BUILT_IN_FAILURE_CLASSES", "CONFIG_FILE", "DEFAULT_ENGINE_DOWN_PATTERNS", "PLACEHOLDERS",
+    "BindingConfig", "Config", "EngineDownConfig", "GateConfig", "IntegrationConfig", "OutputConfig",
+    "ProbeConfig", "RepairConfig", "RepoPaths", "ScopeConfig", "SeatsConfig", "StopLossConfig",
+    "StoreConfig", "TaxonomyConfig", "TaxonomyRule", "WorktreesConfig",
+    "branch_name_problem", "find_repo_top", "load_config", "locate_repo", "parse_config",
+    "ref_name_problem", "render_command", "worktrees_root",
+]
+
+CONFIG_FILE = ".failres.toml"
+
+# The classes failres itself assigns. A user rule may add classes but never reuse one of
+# these names: a lesson's class must mean the same thing in every repository.
+BUILT_IN_FAILURE_CLASSES: tuple[str, ...] = (
+    "fixer-scope-violation",
+    "gate-not-green-after-fixer",
+    "wrapper-engine-down",
+    "repeated-failure-stop",
+    "seat-timeout",
+    "gate-timeout",
+    "seat-crashed",
+    "patch-does-not-apply",
+    "unknown",
+)
+
+DEFAULT_ENGINE_DOWN_PATTERNS: tuple[str, ...] = (
+    r"connection refused",
+    r"ECONNREFUSED",
+    r"ECONNRESET",
+    r"\b(429|502|503|529)\b",
+    r"overloaded",
+    r"rate.?limit",
+    r"service unavailable",
+    r"could not resolve host",
+    r"network is unreachable",
+    r"timed out connecting",
+)
+
+_NAME_PATTERN = r"[A-Za-z0-9_.-]*"
+_BINDING_NAME_MEANING = 'a binding name (letters, digits, "_", "." and "-")'
+_ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+
+
+# ---- checks on single values ----
+
+def _ref_flaw(name: str) -> str | None:
+    """What git's check-ref-format would object to in the full ref `name`, or None."""
+    if name == "@" or "@{" in name:
+        return 'it may not be "@" or contain "@{"'
+    if name.startswith("/") or name.endswith("/") or "//" in name or name.endswith("."):
+        return 'it may not start or end with "/", contain "//" or end with "."'
+    if ".." in name:
+        return 'it may not contain ".."'
+    if any(ord(char) < 0x20 or ord(char) == 0x7F or char in " ~^:?*[\\" for char in name):
+        return "it may not contain spaces, control characters or any of ~^:?*[\\"
+    if any(part.startswith(".") or part.endswith(".lock") for part in name.split("/")):
+        return 'no part of it may start with "." or end with ".lock"'
+    return None
+
+
+def ref_name_problem(name: str) -> str | None:
+    """Why git would refuse `name` as a full ref name, or None."""
+    flaw = _ref_flaw(name)
+    return f'"{name}" is not a valid ref name: {flaw}' if flaw else None
+
+
+def branch_name_problem(name: str) -> str | None:
+    """Why git would refuse `name` as a branch name, or None."""
+    flaw = 'it may not start with "-"' if name.startswith("-") else _ref_flaw(f"refs/heads/{name}")
+    return f'"{name}" is not a valid branch name: {flaw}' if flaw else None
+
+
+def _store_ref_problem(ref: str) -> str | None:
+    if not ref.startswith("refs/") or ref == "refs/":
+        return f'must be a full ref name starting with "refs/", got "{ref}"'
+    return ref_name_problem(ref)
+
+
+def _remote_problem(remote: str) -> str | None:
+    # A leading "-" would reach `git fetch` as an option rather than a remote name.
+    if remote.startswith("-") or any(char.isspace() for char in remote):
+        return f'"{remote}" is not a usable remote name'
+    return None
+
+
+def _failure_class_problem(name: str) -> str | None:
+    if name in BUILT_IN_FAILURE_CLASSES:
+        return f'"{name}" is a built-in failure class; a rule must name a class of its own'
+    return None
+
+
+# ---- the sections ----
+
+@dataclass(frozen=True)
+class IntegrationConfig:
+    """The branch tasks start from and land into."""
+
+    branch: str = setting("main", kind=Text(non_empty=True, check=branch_name_problem))
+    remote: str = setting("", kind=Text(check=_remote_problem))
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """Where every record lives."""
+
+    ref: str = setting("refs/failres/store", kind=Text(check=_store_ref_problem))
+
+
+@dataclass(frozen=True)
+class WorktreesConfig:
+    """Where task worktrees are made, and whether finished ones stay."""
+
+    dir: str = setting("", kind=Text())
+    keep: bool = setting(False, kind=Flag())
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    """A judge command: exit 0 means green."""
+
+    name: str
+    command: tuple[str, ...] = setting(kind=COMMAND)
+    cwd: str = setting("repo", kind=Text(choices=("repo", "worktree")))
+    timeout: float = setting(15 * 60.0, kind=Duration())
+
+
+@dataclass(frozen=True)
+class BindingConfig:
+    """An agent or tool a seat can be bound to."""
+
+    name: str
+    command: tuple[str, ...] = setting(kind=COMMAND)
+    health: tuple[str, ...] = setting((), kind=OPTIONAL_COMMAND)  # () = no probe command
+    timeout: float = setting(30 * 60.0, kind=Duration())
+    env: Mapping[str, str] = setting(
+        kind=TextTable(key_pattern=_ENV_NAME, key_meaning="a valid environment variable name"),
+        factory=lambda: MappingProxyType({}),
+    )
+
+
+@dataclass(frozen=True)
+class SeatsConfig:
+    """Which binding sits in each seat; "" leaves the seat empty."""
+
+    implementer: str = setting("", kind=Text(pattern=_NAME_PATTERN, pattern_meaning=_BINDING_NAME_MEANING))
+    fixer: str = setting("", kind=Text(pattern=_NAME_PATTERN, pattern_meaning=_BINDING_NAME_MEANING))
+    resolver: str = setting("", kind=Text(pattern=_NAME_PATTERN, pattern_meaning=_BINDING_NAME_MEANING))
+
+
+@dataclass(frozen=True)
+class RepairConfig:
+    """The fixer's budget after a red gate."""
+
+    enabled: bool = setting(True, kind=Flag())
+    max_attempts: int = setting(1, kind=Integer(minimum=0, maximum=20))
+    rollback: bool = setting(True, kind=Flag())
+
+
+@dataclass(frozen=True)
+class ScopeConfig:
+    """Paths no seat may touch and no decision may widen into."""
+
+    protected: tuple[str, ...] = setting((), kind=TextList())
+
+
+@dataclass(frozen=True)
+class StopLossConfig:
+    """When identical quarantines on an unchanged integration head stop retries."""
+
+    mode: str = setting("on", kind=Text(choices=("on", "off")))
+    threshold: int = setting(2, kind=Integer(minimum=1))
+
+
+@dataclass(frozen=True)
+class ProbeConfig:
+    """How an engine that looked down is probed before a retry."""
+
+    attempts: int = setting(2, kind=Integer(minimum=1, maximum=10))
+    backoff: float = setting(30.0, kind=Duration())
+
+
+@dataclass(frozen=True)
+class EngineDownConfig:
+    """How a seat failure is recognised as an unreachable engine."""
+
+    patterns: tuple[str, ...] = setting(DEFAULT_ENGINE_DOWN_PATTERNS, kind=RegexList(flags=re.IGNORECASE))
+    exit_codes: tuple[int, ...] = setting((126, 127), kind=IntegerList(minimum=1, maximum=255))
+
+    def compiled_patterns(self) -> tuple[re.Pattern[str], ...]:
+        """The patterns as matched: case-insensitive, since engines vary their wording."""
+        return tuple(re.compile(pattern, re.IGNORECASE) for pattern in self.patterns)
+
+
+@dataclass(frozen=True)
+class OutputConfig:
+    """How much of a seat's or gate's output is kept, from each end."""
+
+    head_bytes: int = setting(65536, kind=Integer(minimum=1024))
+    tail_bytes: int = setting(65536, kind=Integer(minimum=1024))
+
+
+@dataclass(frozen=True)
+class TaxonomyRule:
+    """A user's failure class, checked before the built-in rules."""
+
+    fail_class: str = setting(kind=Text(pattern=r"[a-z0-9-]+", pattern_meaning='a valid class name (a-z, 0-9 and "-")',
+                                         check=_failure_class_problem), key="class")
+    match: str = setting(kind=Text(non_empty=True, check=lambda p: regex_problem(p, re.IGNORECASE)))
+    on: str = setting("any", kind=Text(choices=("seat", "gate", "any")))
+    # Only actions that keep a gate as strict as it is: a rule can never make red green.
+    action: str = setting("quarantine", kind=Text(choices=("retry-fixer", "quarantine", "escalate")))
+
+    def compiled(self) -> re.Pattern[str]:
+        """The rule's pattern as matched: case-insensitive, like the engine-down patterns."""
+        return re.compile(self.match, re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class TaxonomyConfig:
+    """Extensions of the failure taxonomy."""
+
+    rules: tuple[TaxonomyRule, ...] = setting((), kind=SectionList(TaxonomyRule))
+
+
+def _empty_mapping() -> Mapping:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything `.failres.toml` says, defaults filled in."""
+
+    integration: IntegrationConfig = setting(kind=Section(IntegrationConfig), factory=IntegrationConfig)
+    store: StoreConfig = setting(kind=Section(StoreConfig), factory=StoreConfig)
+    worktrees: WorktreesConfig = setting(kind=Section(WorktreesConfig), factory=WorktreesConfig)
+    gates: Mapping[str, GateConfig] = setting(kind=NamedSections(GateConfig, "gate"), factory=_empty_mapping)
+    bindings: Mapping[str, BindingConfig] = setting(
+        kind=NamedSections(BindingConfig, "binding"), factory=_empty_mapping)
+    seats: SeatsConfig = setting(kind=Section(SeatsConfig), factory=SeatsConfig)
+    repair: RepairConfig = setting(kind=Section(RepairConfig), factory=RepairConfig)
+    scope: ScopeConfig = setting(kind=Section(ScopeConfig), factory=ScopeConfig)
+    stop_loss: StopLossConfig = setting(kind=Section(StopLossConfig), factory=StopLossConfig)
+    probe: ProbeConfig = setting(kind=Section(ProbeConfig), factory=ProbeConfig)
+    engine_down: EngineDownConfig = setting(kind=Section(EngineDownConfig), factory=EngineDownConfig)
+    output: OutputConfig = setting(kind=Section(OutputConfig), factory=OutputConfig)
+    taxonomy: TaxonomyConfig = setting(kind=Section(TaxonomyConfig), factory=TaxonomyConfig)
+    # Not a key: the file these values came from, so later errors can name it.
+    source: str = field(default=CONFIG_FILE, compare=False)
+
+    def default_gate(self) -> GateConfig | None:
+        """The gate a task uses when it names none: the first in file order."""
+        return next(iter(self.gates.values()), None)
+
+    def gate(self, name: str) -> GateConfig:
+        """The gate called `name`; ConfigError with the known names otherwise."""
+        if name not in self.gates:
+            raise self._undefined("gate", name, "gates")
+        return self.gates[name]
+
+    def binding(self, name: str) -> BindingConfig:
+        """The binding called `name`; ConfigError with the known names otherwise."""
+        if name not in self.bindings:
+            raise self._undefined("binding", name, "bindings")
+        return self.bindings[name]
+
+    def seat_binding(self, seat: str) -> BindingConfig | None:
+        """The binding in `seat` (implementer, fixer, resolver), or None when the seat is empty."""
+        name = getattr(self.seats, seat)
+        return self.binding(name) if name else None
+
+    def _undefined(self, noun: str, name: str, section: str) -> ConfigError:
+        known = list(getattr(self, section))
+        msg = f'{self.source}: no {noun} named "{name}" is defined in [{section}]'
+        return ConfigError(msg, hint=_known_names_hint(name, known, section))
+
+
+def _known_names_hint(name: str, known: list[str], section: str) -> str:
+    close = difflib.get_close_matches(name, known, n=1)
+    if close:
+        return f'did you mean "{close[0]}"?'
+    if known:
+        return f"defined in [{section}]: " + ", ".join(known)
+    return f"define it as [{section}.{name}] in {CONFIG_FILE}"
+
+
+# ---- reading ----
+
+def _check_seats(config: Config) -> None:
+    """Every non-empty seat must name a defined binding."""
+    for seat in ("implementer", "fixer", "resolver"):
+        name = getattr(config.seats, seat)
+        if name and name not in config.bindings:
+            problem = f'names binding "{name}" which is not defined in [bindings]'
+            hint = _known_names_hint(name, list(config.bindings), "bindings")
+            raise Invalid(("seats", seat), problem, hint=hint)
+
+
+def parse_config(text: str, source: str) -> Config:
+    """The configuration in `text`; ConfigError naming `source` and the key on any problem."""
+    raw = parse_toml(text, source)
+    try:
+        config = read_table(Config, raw, (), source=source)
+        _check_seats(config)
+    except Invalid as invalid:
+        raise config_error(source, invalid) from None
+    return config
+
+
+def load_config(top: Path) -> Config:
+    """The configuration at `top/.failres.toml`; the defaults when there is no such file."""
+    path = top / CONFIG_FILE
+    if not path.exists():
+        return Config(source=str(path))
+    return parse_config(read_text_file(path, str(path)), str(path))
+
+
+# ---- where worktrees go ----
+
+def worktrees_root(config: Config, repo: RepoPaths) -> Path:
+    """The directory task worktrees go in: `worktrees.dir`, or inside the git directory."""
+    if not config.worktrees.dir:
+        # Inside the git directory by default: out of the user's tree, shared by all
+        # worktrees, and never picked up by `git status`.
+        return repo.common_dir / "failres" / "worktrees"
+    return repo.top / Path(config.worktrees.dir).expanduser()

@@ -1,0 +1,139 @@
+"""Plans: a TOML file naming a slug and the tasks to run, each with its scope and gate.
+
+A slug and a task id become the branch `failres/<slug>/<task>`, so both are held to
+a spelling git accepts in a branch name before anything touches the repository.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from failres.config import Config, branch_name_problem
+from failres.config_kinds import Text, TextList
+from failres.config_schema import (
+    Invalid,
+    SectionList,
+    config_error,
+    parse_toml,
+    read_table,
+    read_text_file,
+    setting,
+)
+from failres.errors import UsageError
+
+_ID_PATTERN = r"[a-z0-9][a-z0-9._-]*"
+_ID_MEANING = 'a valid id (a-z or 0-9 first, then a-z, 0-9, ".", "_" and "-")'
+
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of work: what to ask, which files it may touch, which gate judges it."""
+
+    id: str
+    title: str
+    prompt: str
+    files: tuple[str, ...]
+    gate: str | None  # None only when the configuration defines no gate at all
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A named list of tasks, read from `path`."""
+
+    slug: str
+    tasks: tuple[Task, ...]
+    path: Path
+
+    def task(self, task_id: str) -> Task:
+        """The task called `task_id`; UsageError listing the known ids otherwise."""
+        for task in self.tasks:
+            if task.id == task_id:
+                return task
+        known = [task.id for task in self.tasks]
+        close = difflib.get_close_matches(task_id, known, n=1)
+        hint = f'did you mean "{close[0]}"?' if close else "tasks in this plan: " + ", ".join(known)
+        msg = f'{self.path}: plan "{self.slug}" has no task "{task_id}"'
+        raise UsageError(msg, hint=hint)
+
+
+def _branch_part_problem(part: str) -> str | None:
+    # Checked inside whole branch names, in the middle (the slug) and at the end (the
+    # task id), since some of git's rules only apply at the end of a name.
+    if branch_name_problem(f"failres/{part}/x") or branch_name_problem(f"failres/x/{part}"):
+        return f'"{part}" cannot be part of a branch name (no "..", no ending in "." or ".lock")'
+    return None
+
+
+def _scope_path_problem(path: str) -> str | None:
+    # A scope entry that leaves the repository would let a seat write anywhere.
+    parts = PurePosixPath(path).parts
+    if path.startswith("/") or ".." in parts:
+        return f'"{path}" must be a path or glob inside the repository, relative to its top'
+    return None
+
+
+_ID = Text(pattern=_ID_PATTERN, pattern_meaning=_ID_MEANING, check=_branch_part_problem)
+
+
+@dataclass(frozen=True)
+class _TaskEntry:
+    """A `[[tasks]]` table as written; `Task` is what it becomes once defaults are resolved."""
+
+    id: str = setting(kind=_ID)
+    prompt: str = setting(kind=Text(non_empty=True))
+    files: tuple[str, ...] = setting(kind=TextList(min_items=1, check=_scope_path_problem))
+    title: str = setting("", kind=Text())
+    gate: str = setting("", kind=Text(non_empty=True))
+
+
+@dataclass(frozen=True)
+class _PlanFile:
+    """A plan file as written."""
+
+    slug: str = setting(kind=_ID)
+    tasks: tuple[_TaskEntry, ...] = setting(kind=SectionList(_TaskEntry, min_items=1))
+
+
+def _resolved_tasks(entries: tuple[_TaskEntry, ...], config: Config) -> tuple[Task, ...]:
+    """Tasks with titles and gates filled in; Invalid on a repeated id or an undefined gate."""
+    default_gate = config.default_gate()
+    first_index: dict[str, int] = {}
+    tasks = []
+    for index, entry in enumerate(entries):
+        if entry.id in first_index:
+            problem = f'"{entry.id}" is already the id of tasks[{first_index[entry.id]}]'
+            raise Invalid(("tasks", index, "id"), problem, hint="give every task its own id")
+        first_index[entry.id] = index
+        if entry.gate and entry.gate not in config.gates:
+            known = list(config.gates)
+            close = difflib.get_close_matches(entry.gate, known, n=1)
+            hint = (f'did you mean "{close[0]}"?' if close
+                    else f"gates defined in {config.source}: " + (", ".join(known) or "none"))
+            problem = f'gate "{entry.gate}" is not defined in {config.source}'
+            raise Invalid(("tasks", index, "gate"), problem, hint=hint)
+        gate = entry.gate or (default_gate.name if default_gate is not None else None)
+        tasks.append(Task(id=entry.id, title=entry.title or entry.id, prompt=entry.prompt,
+                          files=entry.files, gate=gate))
+    return tuple(tasks)
+
+
+def parse_plan(text: str, path: Path, config: Config) -> Plan:
+    """The plan in `text` (read from `path`); ConfigError naming the file and key on any problem."""
+    source = str(path)
+    raw = parse_toml(text, source)
+    try:
+        written = read_table(_PlanFile, raw, ())
+        tasks = _resolved_tasks(written.tasks, config)
+    except Invalid as invalid:
+        raise config_error(source, invalid) from None
+    return Plan(slug=written.slug, tasks=tasks, path=path)
+
+
+def load_plan(path: Path, config: Config) -> Plan:
+    """The plan in the file at `path`, checked against `config` (its gates)."""
+    if not path.is_file():
+        msg = f"{path}: no such plan file"
+        raise UsageError(msg, hint="pass the path of a plan TOML file")
+    return parse_plan(read_text_file(path, str(path)), path, config)

@@ -1,0 +1,64 @@
+"""Where the repository is: the main worktree's top and the shared git directory.
+
+failres keeps one configuration and one set of task worktrees per repository, so
+every command resolves the *main* worktree, also when it is started from a linked
+worktree (a task's own, for instance) or from any subdirectory.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from failres.errors import GitError, NotARepository, UsageError
+
+
+@dataclass(frozen=True)
+class RepoPaths:
+    """The main worktree's top and the git directory all worktrees share."""
+
+    top: Path
+    common_dir: Path
+
+
+def _git(start: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    # The caller asked about `start`: variables that point git elsewhere (set inside
+    # hooks, for instance) must not answer for a different repository.
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE")}
+    try:
+        return subprocess.run(["git", "-C", str(start), *args], capture_output=True, text=True, env=env,
+                              check=False)
+    except FileNotFoundError:
+        msg = "git was not found on PATH"
+        raise GitError(msg, hint="install git, then run this again") from None
+
+
+def locate_repo(start: Path) -> RepoPaths:
+    """The repository around `start`, seen from its main worktree (also from a linked one)."""
+    if not start.is_dir():
+        msg = f"{start}: no such directory"
+        raise UsageError(msg)
+    common = _git(start, "rev-parse", "--path-format=absolute", "--git-common-dir")
+    if common.returncode != 0:
+        msg = f"{start} is not inside a git repository"
+        raise NotARepository(msg, hint="run inside a git repository, or `git init` one")
+    common_dir = Path(common.stdout.strip())
+    # The first entry of `git worktree list` is always the main worktree, wherever the
+    # git directory itself lives (a plain `.git`, or --separate-git-dir).
+    listing = _git(start, "worktree", "list", "--porcelain", "-z")
+    main_entry = listing.stdout.split("\0\0", 1)[0].split("\0")
+    if listing.returncode != 0 or not main_entry[0].startswith("worktree "):
+        msg = f"cannot list the worktrees of the repository at {common_dir}: {listing.stderr.strip()}"
+        raise GitError(msg)
+    if "bare" in main_entry:
+        msg = f"{common_dir} is a bare repository; failres needs its main worktree"
+        raise NotARepository(msg, hint="run inside a clone that has a working tree")
+    return RepoPaths(top=Path(main_entry[0].removeprefix("worktree ")), common_dir=common_dir)
+
+
+def find_repo_top(start: Path) -> Path:
+    """The top of the main worktree of the repository around `start`."""
+    return locate_repo(start).top
