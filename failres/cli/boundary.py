@@ -1,0 +1,117 @@
+"""The one error boundary: exceptions in, exit codes and one-line messages out.
+
+Expected failures (bad input, configuration, a git state the person must fix)
+print `error: ...` and, where one helps, `hint: ...`, and exit 2 (or 1 for work
+that ran and did not go green). Anything unforeseen is logged with its traceback
+under the repository's git dir, and the person is told where: exit 3.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from failres.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, FailresError, exit_code_for
+from lessons.errors import LessonsError
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split()) or "failed"
+
+
+def log_dir() -> Path:
+    """Where unexpected errors are logged: `<git common dir>/failres/log`, else a temp dir."""
+    try:
+        import pygit2
+
+        path = pygit2.discover_repository(os.getcwd())
+        if path:
+            return Path(path) / "failres" / "log"
+    except Exception:  # the boundary must not fail while reporting a failure
+        pass
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / "failres-log"
+
+
+def write_crash_log(exc: BaseException) -> Path | None:
+    try:
+        directory = log_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / "failres.log"
+        stamp = datetime.now(UTC).isoformat(timespec="seconds")
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(f"--- {stamp} argv={sys.argv!r}\n")
+            fh.write("".join(traceback.format_exception(exc)))
+        return path
+    except OSError:
+        return None
+
+
+def _cli_signals() -> tuple[tuple[type, ...], tuple[type, ...], tuple[type, ...]]:
+    """The exit, abort and usage-error types of the CLI layer.
+
+    Newer typer carries its own copy of click; older ones use click itself. Both
+    are recognised so the boundary maps them the same way.
+    """
+    import typer
+
+    exits: list[type] = [typer.Exit]
+    aborts: list[type] = [typer.Abort]
+    usage: list[type] = [getattr(typer, "TyperException", typer.Exit)]
+    try:
+        import click
+    except ImportError:
+        pass
+    else:
+        exits.append(click.exceptions.Exit)
+        aborts.append(click.exceptions.Abort)
+        usage.append(click.ClickException)
+    return tuple(exits), tuple(aborts), tuple(usage)
+
+
+def run_guarded(invoke: Callable[[Sequence[str] | None], object], argv: Sequence[str] | None) -> int:
+    """Call the CLI and map whatever happens to an exit code."""
+    err = sys.stderr
+    exits, aborts, usage_errors = _cli_signals()
+    try:
+        result = invoke(argv)
+        return result if isinstance(result, int) else 0
+    except exits as done:
+        return done.exit_code
+    except aborts:
+        err.write("error: aborted\n")
+        return 130
+    except usage_errors as usage:
+        show = getattr(usage, "show", None)
+        if show is not None:
+            show(file=err)
+        else:
+            err.write(f"error: {_one_line(str(usage))}\n")
+        return EXIT_BAD_INPUT
+    except (FailresError, LessonsError) as known:
+        err.write(f"error: {_one_line(str(known))}\n")
+        hint = getattr(known, "hint", None)
+        if hint:
+            err.write(f"hint: {_one_line(hint)}\n")
+        return exit_code_for(known)
+    except KeyboardInterrupt:
+        err.write("error: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        # A reader such as `head` went away; the output was not wanted any more.
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps interpreter shutdown quiet
+        except OSError:
+            pass
+        return 0
+    except Exception as unexpected:  # the boundary: everything unforeseen ends here
+        path = write_crash_log(unexpected)
+        err.write(f"error: unexpected error: {_one_line(f'{type(unexpected).__name__}: {unexpected}')}\n")
+        where = f"the traceback is in {path}" if path else "no log could be written"
+        err.write(f"hint: {where}; please report it\n")
+        return EXIT_INTERNAL

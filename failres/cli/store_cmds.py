@@ -1,0 +1,50 @@
+"""`init` and `undo`: creating the store and reverting one of its writes."""
+
+from __future__ import annotations
+
+import typer
+
+from failres.cli import app
+from failres.cli.common import console, emit_json, open_context
+
+
+@app.command()
+def init(
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing .failres.toml."),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Write .failres.toml, create the store ref, install the hooks."""
+    from failres.setup import init_repository
+
+    ctx = open_context()
+    result = init_repository(ctx.top, force=force)
+    document = {
+        "config": str(result.config_path),
+        "wroteConfig": result.wrote_config,
+        "storeRef": result.store_ref,
+        "storeTip": result.store_tip,
+    }
+    if json_out:
+        emit_json(document)
+        return
+    out = console()
+    if result.wrote_config:
+        out.print(f"wrote {result.config_path}")
+    else:
+        out.print(f"kept {result.config_path} (use --force to overwrite it)")
+    out.print(f"store {result.store_ref} at {result.store_tip[:12]}")
+    out.print(f"read it with: git log -p {result.store_ref}")
+
+
+@app.command()
+def undo(
+    commit: str = typer.Argument(..., help="The store commit to revert (as git names it)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Revert exactly one store commit, as a new store commit."""
+    ctx = open_context()
+    new = ctx.store.undo(commit)
+    if json_out:
+        emit_json({"reverted": commit, "commit": str(new)})
+        return
+    console().print(f"reverted {commit} in {ctx.store.ref} with {str(new)[:12]}")

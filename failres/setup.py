@@ -1,0 +1,60 @@
+"""`git failres init`: a starter configuration and the store ref."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+
+import pygit2
+
+from failres.config import CONFIG_FILE, parse_config
+from failres.errors import UsageError
+from lessons.store import Store
+
+
+@dataclass(frozen=True)
+class InitResult:
+    config_path: Path
+    wrote_config: bool
+    store_ref: str
+    store_tip: str
+
+
+def starter_config(branch: str) -> str:
+    """The configuration `init` writes: the detected integration branch, the rest commented."""
+    template = files("failres").joinpath("data/starter.toml").read_text(encoding="utf-8")
+    return template.replace("{branch}", branch)
+
+
+def current_branch(repo: pygit2.Repository) -> str:
+    """The branch HEAD names (also on an unborn branch), else "main"."""
+    try:
+        target = repo.references["HEAD"].target
+    except KeyError:
+        return "main"
+    if isinstance(target, str) and target.startswith("refs/heads/"):
+        return target[len("refs/heads/"):]
+    return "main"
+
+
+def init_repository(top: Path, *, force: bool = False) -> InitResult:
+    path = top / CONFIG_FILE
+    repo = pygit2.Repository(str(top))
+    wrote = False
+    if path.exists() and not force:
+        # An existing file is the person's: keep it, but it must load before we build on it.
+        config = parse_config(path.read_text(encoding="utf-8"), str(path.name))
+        if not path.is_file():
+            msg = f"{path} exists and is not a file"
+            raise UsageError(msg)
+    else:
+        text = starter_config(current_branch(repo))
+        config = parse_config(text, CONFIG_FILE)  # never write a file we could not load ourselves
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+        wrote = True
+    store = Store(repo, config.store.ref)
+    tip = store.ensure()
+    return InitResult(path, wrote, config.store.ref, str(tip))
