@@ -1,0 +1,79 @@
+"""`run`, `status` and `prompt`: driving tasks through the loop and looking at them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from failres.cli import app
+from failres.cli.common import console, emit_json, open_context
+from failres.errors import EXIT_NOT_GREEN
+
+
+@app.command()
+def run(
+    plan: Path = typer.Argument(..., help="The plan file (TOML)."),
+    task: list[str] = typer.Option([], "--task", help="Run only this task (repeatable)."),
+    patch: Path = typer.Option(None, "--patch", help="Apply this approved patch exactly; never repaired."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
+    json_out: bool = typer.Option(False, "--json", help="Print each task's outcome as JSON."),
+) -> None:
+    """Run (or resume) a plan's tasks through the loop. Exit 1 if any task is not committed."""
+    from failres.engine.run import engine_for, outcome_document, progress_for, run_plan_file
+
+    ctx = open_context()
+    engine = engine_for(ctx, progress_for(quiet=quiet or json_out))
+    outcomes = run_plan_file(engine, plan, task_ids=task, patch=patch)
+    if json_out:
+        emit_json([outcome_document(o) for o in outcomes])
+    else:
+        out = console()
+        for o in outcomes:
+            detail = " (already committed)" if o.skipped else ""
+            if o.fail_class:
+                detail = f" ({o.fail_class}): {o.message.splitlines()[0][:160] if o.message else ''}"
+            out.print(f"{o.slug}/{o.task}: {o.state}{detail}", markup=False)
+    if any(o.state not in ("committed", "landed") for o in outcomes):
+        raise typer.Exit(EXIT_NOT_GREEN)
+
+
+@app.command()
+def status(
+    slug: str = typer.Argument(None, help="Only this plan's tasks."),
+    json_out: bool = typer.Option(False, "--json", help="Print an array of {slug, task, state, ...}."),
+) -> None:
+    """Each task's state, as the journal tells it."""
+    from failres.engine.run import task_statuses
+
+    ctx = open_context()
+    rows = task_statuses(ctx.store, slug)
+    if json_out:
+        emit_json(rows)
+        return
+    if not rows:
+        console().print("no tasks have run yet" + (f" for {slug}" if slug else ""))
+        return
+    from rich.table import Table
+
+    table = Table()
+    for column in ("slug", "task", "state", "quarantines", "last failure", "updated"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(row["slug"], row["task"], row["state"], str(row["quarantines"]), row["lastFailClass"] or "",
+                      (row["updated"] or "")[:19].replace("T", " "))
+    console().print(table)
+
+
+@app.command()
+def prompt(
+    slug: str = typer.Argument(..., help="The plan's slug."),
+    task: str = typer.Argument(..., help="The task id."),
+    mode: str = typer.Option("implement", "--mode", help="implement | fix"),
+    plan: Path = typer.Option(None, "--plan", help="The plan file (default: found by slug in the journal)."),
+) -> None:
+    """Print the exact prompt that seat would get now."""
+    from failres.engine.run import prompt_now
+
+    ctx = open_context()
+    typer.echo(prompt_now(ctx, slug, task, mode, plan), nl=False)

@@ -1,0 +1,71 @@
+"""Decisions: questions failres cannot answer alone, asked of a person (T2).
+
+A `fixer-scope-violation` quarantine raises a scope decision naming the rejected
+files and any `SCOPE-REQUEST:` the seat printed. Only an answer of the exact shape
+`{"scopeFiles": [paths]}` widens the task's scope; every other shape is recorded
+and widens nothing (fail closed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from lessons.records import Put, amendment_put, make_amendment, new_id, now_ts, read_collection, record_put
+from lessons.store import Store
+
+COLLECTION = "decisions"
+
+
+def make_decision(*, slug: str, task: str, files: Sequence[str], requests: Sequence[Mapping[str, str]],
+                  lesson: str | None = None, ts: str | None = None) -> dict:
+    return {
+        "id": new_id(),
+        "ts": ts or now_ts(),
+        "slug": slug,
+        "task": task,
+        "kind": "scope",
+        "files": sorted(set(files)),
+        "requests": [{"file": r["file"], "reason": r.get("reason", "")} for r in requests],
+        "status": "open",
+        "answer": None,
+        "lesson": lesson,
+    }
+
+
+def decision_put(decision: Mapping[str, object]) -> Put:
+    return record_put(COLLECTION, decision)
+
+
+def answer_put(decision_id: str, answer: object, answered_by: str, ts: str | None = None) -> Put:
+    amend = make_amendment(decision_id, {"status": "answered", "answer": answer, "answered_at": ts or now_ts(),
+                                         "answered_by": answered_by}, ts=ts)
+    return amendment_put(COLLECTION, decision_id, amend)
+
+
+def scope_files_of(answer: object) -> tuple[str, ...]:
+    """The paths an answer widens the scope by: only `{"scopeFiles": [str, ...]}` counts."""
+    if not isinstance(answer, Mapping) or set(answer) != {"scopeFiles"}:
+        return ()
+    files = answer["scopeFiles"]
+    if not isinstance(files, list) or not files or not all(isinstance(f, str) and f.strip() for f in files):
+        return ()
+    return tuple(f.strip() for f in files)
+
+
+def read_decisions(store: Store) -> tuple[list[dict], list[str]]:
+    """All decisions, oldest first, and the files that could not be read."""
+    result = read_collection(store, COLLECTION)
+    records = sorted(result.records, key=lambda d: (str(d.get("ts", "")), str(d.get("id", ""))))
+    return records, [str(p) for p in result.problems]
+
+
+def widened_files(decisions: Iterable[Mapping[str, object]], slug: str, task: str) -> tuple[str, ...]:
+    """Every path answered decisions of this task add to its scope, in answer order."""
+    out: list[str] = []
+    for decision in decisions:
+        if decision.get("slug") != slug or decision.get("task") != task or decision.get("status") != "answered":
+            continue
+        for path in scope_files_of(decision.get("answer")):
+            if path not in out:
+                out.append(path)
+    return tuple(out)

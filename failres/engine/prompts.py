@@ -1,0 +1,132 @@
+"""The exact text a seat gets: pure functions over plain data.
+
+`git failres prompt SLUG TASK --mode ...` prints what these return, so what a
+person reviews is byte for byte what the agent saw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+ADVISORY_HEADING = "Past outcomes on similar failures — advisory, not instructions"
+
+
+@dataclass(frozen=True)
+class JudgeInvocation:
+    """How the gate really runs: the command and the directory it runs from."""
+
+    argv: tuple[str, ...]
+    cwd: str
+
+
+@dataclass(frozen=True)
+class PastOutcome:
+    """A resolved lesson as the advisory block shows it."""
+
+    task: str
+    signature: str
+    resolved_by: tuple[str, ...]
+    resolved_at: str
+
+
+@dataclass(frozen=True)
+class PromptInput:
+    slug: str
+    task: str
+    title: str
+    prompt: str
+    files: tuple[str, ...]
+    protected: tuple[str, ...] = ()
+    mode: str = "implement"  # implement | fix
+    attempt: int = 1
+    gate_output: str = ""  # the tail of the red gate's output, in fix mode
+    judge: JudgeInvocation | None = None
+    rejected_files: tuple[str, ...] = ()  # non-empty after a scope violation: the constrained retry
+    prior_failures: tuple[str, ...] = ()  # the task's last quarantine reasons, newest first
+    past_outcomes: tuple[PastOutcome, ...] = ()
+    rules_block: str = ""
+    widened_files: tuple[str, ...] = field(default=())
+
+
+def _section(title: str, body: str) -> str:
+    return f"## {title}\n\n{body.rstrip()}\n"
+
+
+def render_scope_block(files: Sequence[str], protected: Sequence[str], widened: Sequence[str]) -> str:
+    lines = ["You may change only these paths (globs):", *[f"- {f}" for f in files]]
+    if widened:
+        lines += ["", "Also allowed, by a person's decision:", *[f"- {f}" for f in widened]]
+    if protected:
+        lines += ["", "Never touch these, whatever else is allowed:", *[f"- {p}" for p in protected]]
+    lines += ["", "Any change outside them is detected from git, undone, and counts against the task."]
+    return _section("Scope", "\n".join(lines))
+
+
+def render_constraint_block(rejected: Sequence[str]) -> str:
+    """T1: the block of the one constrained retry after a scope violation."""
+    names = "\n".join(f"- {path}" for path in rejected)
+    body = (
+        "Your previous attempt changed files outside this task's scope, and it was undone:\n"
+        f"{names}\n\n"
+        "You may NOT touch these files. If the only correct fix requires one of them, print\n"
+        "`SCOPE-REQUEST: <file> — <reason>` on a line of its own and stop without editing."
+    )
+    return _section("Scope violation — constrained retry", body)
+
+
+def render_judge_block(judge: JudgeInvocation | None) -> str:
+    """T3: the judge's own invocation, or nothing at all when any part of it is unknown.
+
+    A command with an empty argument would send the fixer to verify against the
+    wrong thing, which is worse than no command: the block is all or nothing.
+    """
+    if judge is None or not judge.argv or not judge.cwd or any(not arg for arg in judge.argv):
+        return ""
+    import shlex
+
+    body = (
+        "The gate that judges this task runs exactly:\n\n"
+        f"    cd {shlex.quote(judge.cwd)} && {shlex.join(judge.argv)}\n\n"
+        "Run this before you finish. A local check from the task worktree (another test command, another\n"
+        "directory) is NOT the judge, and can pass where the judge fails."
+    )
+    return _section("How this task is judged", body)
+
+
+def render_prior_failures(reasons: Sequence[str], limit: int = 3) -> str:
+    if not reasons:
+        return ""
+    items = "\n".join(f"- {reason}" for reason in list(reasons)[:limit])
+    return _section("Earlier attempts at this task failed", items)
+
+
+def render_past_outcomes(outcomes: Sequence[PastOutcome], limit: int = 3) -> str:
+    """T7: resolved lessons of the same failure class; present only when there is one."""
+    if not outcomes:
+        return ""
+    lines = []
+    for item in list(outcomes)[:limit]:
+        how = ", ".join(item.resolved_by) or "unknown"
+        lines.append(f"- task {item.task}: `{item.signature}` — resolved by {how} ({item.resolved_at[:10]})")
+    return _section(ADVISORY_HEADING, "\n".join(lines))
+
+
+def render_prompt(data: PromptInput) -> str:
+    """The whole prompt for one dispatch, implement or fix."""
+    parts = [f"# Task {data.slug}/{data.task}: {data.title}\n", data.prompt.rstrip() + "\n"]
+    parts.append(render_scope_block(data.files, data.protected, data.widened_files))
+    if data.rejected_files:
+        parts.append(render_constraint_block(data.rejected_files))
+    if data.mode == "fix":
+        tail = data.gate_output.strip()
+        body = "The gate is red after the last change. Make it green within the scope above."
+        if tail:
+            body += "\n\nIts output (the end of it):\n\n```\n" + tail[-6000:] + "\n```"
+        parts.append(_section(f"Repair attempt {data.attempt}", body))
+    parts.append(render_judge_block(data.judge))
+    parts.append(render_prior_failures(data.prior_failures))
+    parts.append(render_past_outcomes(data.past_outcomes))
+    if data.rules_block.strip():
+        parts.append(data.rules_block.rstrip() + "\n")
+    return "\n".join(p for p in parts if p)

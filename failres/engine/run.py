@@ -1,0 +1,120 @@
+"""The engine's entry points for the CLI: build an Engine, run a plan, read task states."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from failres.engine import state
+from failres.engine.loop import Engine, TaskOutcome, TaskRun, run_plan
+from failres.engine.progress import LineProgress, NullProgress, Progress
+from failres.errors import UsageError
+from failres.journal import list_slugs, read_journal
+from failres.plan import Plan, Task, load_plan
+from lessons.store import Store
+
+
+def progress_for(*, quiet: bool) -> Progress:
+    if quiet:
+        return NullProgress()
+    if sys.stderr.isatty():
+        try:
+            from failres.engine.live import LiveProgress
+        except ImportError:  # the live display is an extra; plain lines always work
+            return LineProgress()
+        return LiveProgress()
+    return LineProgress()
+
+
+def engine_for(ctx, progress: Progress | None = None) -> Engine:
+    engine = Engine(top=ctx.top, repo=ctx.repo, config=ctx.config, store=ctx.store,
+                    progress=progress or NullProgress())
+    attach_knowledge(engine)
+    return engine
+
+
+def attach_knowledge(engine: Engine) -> None:
+    """Wire what the store has learned into prompts: advisory lessons and rules."""
+    try:
+        from failres.advisory import advisory_for
+    except ImportError:
+        return
+    engine.advisory = advisory_for(engine)
+
+
+def run_plan_file(engine: Engine, plan_path: Path, *, task_ids=(), patch: Path | None = None) -> list[TaskOutcome]:
+    plan = load_plan(plan_path, engine.config)
+    if patch is not None and not patch.is_file():
+        msg = f"patch file not found: {patch}"
+        raise UsageError(msg)
+    engine.store.ensure()
+    return run_plan(engine, plan, task_ids=task_ids, patch=patch.resolve() if patch else None)
+
+
+def outcome_document(outcome: TaskOutcome) -> dict:
+    doc = asdict(outcome)
+    return {"slug": doc["slug"], "task": doc["task"], "state": doc["state"], "failClass": doc["fail_class"],
+            "message": doc["message"], "commit": doc["commit"], "skipped": doc["skipped"]}
+
+
+def task_statuses(store: Store, slug: str | None = None) -> list[dict]:
+    """One row per task the journal knows, sorted by slug then task."""
+    slugs = [slug] if slug else list_slugs(store)
+    rows = []
+    for name in slugs:
+        journal = read_journal(store, name)
+        tasks = sorted({str(e.get("task")) for e in journal.events if e.get("task")})
+        for task in tasks:
+            events = journal.for_task(task)
+            found = state.quarantines(events)
+            committed = state.last_event(events, "task-committed")
+            landed = state.last_event(events, "landed")
+            rows.append({
+                "slug": name,
+                "task": task,
+                "state": state.task_state(events),
+                "quarantines": len(found),
+                "lastFailClass": found[-1].fail_class if found else None,
+                "commit": (landed or committed or {}).get("commit"),
+                "updated": events[-1].get("ts") if events else None,
+                "events": len(events),
+            })
+    return rows
+
+
+def task_from_journal(store: Store, slug: str, task_id: str) -> Task | None:
+    """The task as its last run recorded it (the journal keeps the definition it ran with)."""
+    events = read_journal(store, slug).for_task(task_id)
+    started = state.last_event(events, "task-started")
+    if started is None or not isinstance(started.get("definition"), dict):
+        return None
+    d = started["definition"]
+    return Task(id=task_id, title=str(d.get("title", task_id)), prompt=str(d.get("prompt", "")),
+                files=tuple(d.get("files", ())), gate=d.get("gate"))
+
+
+def prompt_now(ctx, slug: str, task_id: str, mode: str, plan_path: Path | None) -> str:
+    if mode not in ("implement", "fix"):
+        msg = f"--mode must be implement or fix, not {mode!r}"
+        raise UsageError(msg)
+    engine = engine_for(ctx)
+    if plan_path is not None:
+        plan = load_plan(plan_path, engine.config)
+        task = plan.task(task_id)
+    else:
+        task = task_from_journal(engine.store, slug, task_id)
+        if task is None:
+            msg = f"no run of {slug}/{task_id} is recorded"
+            raise UsageError(msg, hint="pass --plan PLAN to render a task that has not run yet")
+        plan = Plan(slug=slug, tasks=(task,), path=None)
+    run = TaskRun(engine, plan, task)
+    run.prepare(read_journal(engine.store, slug).for_task(task_id))
+    run.worktree = engine.worktree_root() / slug / task_id
+    rejected: tuple[str, ...] = ()
+    gate_output = ""
+    if mode == "fix":
+        events = read_journal(engine.store, slug).for_task(task_id)
+        gate = state.last_event(events, "gate-result")
+        gate_output = f"(the last gate of this task exited {gate.get('exitCode')})" if gate else ""
+    return run.render(mode, 1, gate_output=gate_output, rejected=rejected)

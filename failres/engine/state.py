@@ -1,0 +1,92 @@
+"""What the journal says about a task: pure functions over its events.
+
+The journal is the only source: a task's state, its quarantine history for
+stop-loss, the reasons fed back into its next prompt, and what changed between a
+quarantine and a landing are all read from events, never from agent output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+STATES = ("pending", "running", "committed", "quarantined", "stopped", "landed")
+STOP_CLASS = "repeated-failure-stop"
+_MILESTONES = {"task-started", "task-committed", "quarantined", "landed"}
+
+
+def task_state(events: Sequence[Mapping[str, object]]) -> str:
+    """pending, running, committed, quarantined, stopped or landed (events oldest first)."""
+    state = "pending"
+    for event in events:
+        kind = event.get("type")
+        if kind not in _MILESTONES:
+            continue
+        if kind == "landed":
+            state = "landed"
+        elif state == "landed":
+            continue  # a landed task stays landed, whatever ran on its branch afterwards
+        elif kind == "task-started":
+            state = "running"
+        elif kind == "task-committed":
+            state = "committed"
+        elif kind == "quarantined":
+            state = "stopped" if event.get("failClass") == STOP_CLASS else "quarantined"
+    return state
+
+
+def key_of(value: object) -> str:
+    """A short stable digest of a condition (a scope, a set of bindings)."""
+    raw = json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.blake2b(raw, digest_size=8).hexdigest()
+
+
+@dataclass(frozen=True)
+class QuarantineFacts:
+    signature: str
+    int_head: str
+    scope_key: str
+    bindings_key: str
+    fail_class: str
+    message: str
+
+
+def quarantines(events: Sequence[Mapping[str, object]]) -> list[QuarantineFacts]:
+    """The task's quarantines, oldest first, with the conditions they ran under."""
+    out = []
+    for event in events:
+        if event.get("type") != "quarantined":
+            continue
+        out.append(QuarantineFacts(
+            signature=str(event.get("signature", "")),
+            int_head=str(event.get("intHead", "")),
+            scope_key=str(event.get("scopeKey", "")),
+            bindings_key=str(event.get("bindingsKey", "")),
+            fail_class=str(event.get("failClass", "")),
+            message=str(event.get("message", "")),
+        ))
+    return out
+
+
+def prior_failure_reasons(events: Sequence[Mapping[str, object]], limit: int = 3) -> tuple[str, ...]:
+    """The last `limit` quarantine reasons, newest first, for the next prompt."""
+    found = [q for q in quarantines(events) if q.fail_class != STOP_CLASS]
+    reasons = []
+    for q in reversed(found[-limit:]):
+        first = q.message.strip().splitlines()[0] if q.message.strip() else ""
+        reasons.append(f"{q.fail_class}: {first[:300]}")
+    return tuple(reasons)
+
+
+def last_event(events: Sequence[Mapping[str, object]], kind: str) -> Mapping[str, object] | None:
+    for event in reversed(events):
+        if event.get("type") == kind:
+            return event
+    return None
+
+
+def count_dispatches_saved(events: Sequence[Mapping[str, object]]) -> int:
+    """Stop-loss events: each one is a run that dispatched nothing."""
+    return sum(1 for e in events if e.get("type") == "stop-loss")
