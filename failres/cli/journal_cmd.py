@@ -8,7 +8,7 @@ from failres.cli import app
 from failres.cli.common import console, emit_json, err_console, open_context
 from failres.journal import read_journal
 
-_SUMMARY_SKIP = {"id", "ts", "slug", "task", "type", "seq"}
+_SUMMARY_SKIP = {"id", "ts", "slug", "task", "type", "seq", "definition", "bindings", "scopeKey", "bindingsKey"}
 
 
 def summarise(event: dict) -> str:
@@ -18,7 +18,9 @@ def summarise(event: dict) -> str:
         value = event[key]
         if isinstance(value, list):
             value = ", ".join(str(v) for v in value)
-        text = str(value)
+        text = str(value).strip().splitlines()[0] if str(value).strip() else ""
+        if len(text) == 40 and all(c in "0123456789abcdef" for c in text):
+            text = text[:12]  # a commit id: the short form is what git shows too
         parts.append(f"{key}={text[:80]}")
     return "  ".join(parts)
 
