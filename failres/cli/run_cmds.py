@@ -23,8 +23,14 @@ def run(
     from failres.engine.run import engine_for, outcome_document, progress_for, run_plan_file
 
     ctx = open_context()
-    engine = engine_for(ctx, progress_for(quiet=quiet or json_out))
-    outcomes = run_plan_file(engine, plan, task_ids=task, patch=patch)
+    progress = progress_for(quiet=quiet or json_out)
+    engine = engine_for(ctx, progress)
+    try:
+        outcomes = run_plan_file(engine, plan, task_ids=task, patch=patch)
+    finally:
+        close = getattr(progress, "close", None)
+        if close is not None:
+            close()
     if json_out:
         emit_json([outcome_document(o) for o in outcomes])
     else:

@@ -1,0 +1,104 @@
+"""What the loop itself costs per task, against what git alone costs for the same work.
+
+    python bench/bench_loop.py [--tasks N]
+
+A plan of N tasks whose seat and gate are `true` runs through `git failres run`
+in-process. From its time we subtract the time of the commands themselves (two
+`true` processes per task), and compare what is left with a baseline timed in the
+same run: `git worktree add` + `git commit` + `git worktree remove` per task, the
+floor of any worktree-per-task loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
+       "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
+os.environ.update(ENV)
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def make_repo(path: Path, files: int = 200) -> None:
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    for i in range(files):
+        (path / f"f{i}.txt").write_text(f"{i}\n")
+    git(path, "add", ".")
+    git(path, "commit", "-qm", "initial")
+
+
+def time_true(n: int) -> float:
+    start = time.perf_counter()
+    for _ in range(n):
+        subprocess.run(["true"], check=True)
+    return time.perf_counter() - start
+
+
+def time_git_floor(repo: Path, n: int) -> float:
+    start = time.perf_counter()
+    for i in range(n):
+        wt = repo.parent / f"wt{i}"
+        git(repo, "worktree", "add", "-q", "-b", f"floor/{i}", str(wt), "main")
+        git(wt, "commit", "-q", "--allow-empty", "-m", "task")
+        git(repo, "worktree", "remove", "--force", str(wt))
+    return time.perf_counter() - start
+
+
+def time_failres(repo: Path, n: int) -> float:
+    from failres.cli import run
+
+    (repo / ".failres.toml").write_text(
+        '[gates.g]\ncommand = ["true"]\ncwd = "worktree"\n[bindings.b]\ncommand = ["true"]\n'
+        '[seats]\nimplementer = "b"\n'
+    )
+    plan = repo.parent / "plan.toml"
+    plan.write_text('slug = "bench"\n' + "".join(
+        f'[[tasks]]\nid = "t{i}"\nprompt = "nothing"\nfiles = ["f{i}.txt"]\n' for i in range(n)))
+    cwd = os.getcwd()
+    os.chdir(repo)
+    try:
+        start = time.perf_counter()
+        code = run(["run", str(plan), "--quiet"])
+        elapsed = time.perf_counter() - start
+    finally:
+        os.chdir(cwd)
+    if code != 0:
+        raise SystemExit(f"the run failed with exit code {code}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=20)
+    args = parser.parse_args()
+    n = args.tasks
+    with tempfile.TemporaryDirectory(prefix="failres-bench-loop-") as tmp:
+        floor_repo = Path(tmp) / "floor" / "repo"
+        floor_repo.parent.mkdir()
+        make_repo(floor_repo)
+        loop_repo = Path(tmp) / "loop" / "repo"
+        loop_repo.parent.mkdir()
+        make_repo(loop_repo)
+        floor = time_git_floor(floor_repo, n) / n
+        total = time_failres(loop_repo, n) / n
+        commands = time_true(2 * n) / n
+    overhead = total - commands
+    print(f"loop per task: {total * 1000:.0f} ms, of which seat+gate commands {commands * 1000:.1f} ms")
+    print(f"loop overhead: {overhead * 1000:.0f} ms per task vs git worktree add+commit+remove "
+          f"{floor * 1000:.0f} ms = ratio {overhead / floor:.2f}")
+
+
+if __name__ == "__main__":
+    main()
