@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from failres.config import effective_policy_of
 from failres.engine import state
 from failres.engine.loop import Engine, TaskOutcome, TaskRun, run_plan
 from failres.engine.progress import LineProgress, NullProgress, Progress
 from failres.errors import UsageError
 from failres.journal import list_slugs, read_journal
 from failres.plan import Plan, Task, load_plan
+from lessons.capacity import reclaim_full_stores
 from lessons.store import Store
 
 
@@ -36,6 +39,9 @@ def engine_for(ctx, progress: Progress | None = None) -> Engine:
 
 def attach_knowledge(engine: Engine) -> None:
     """Wire what the store has learned into prompts: advisory lessons and rules."""
+    from failres.learning import rules_block_for
+
+    engine.rules_block = rules_block_for(engine.store, engine.config)
     try:
         from failres.advisory import advisory_for
     except ImportError:
@@ -49,7 +55,10 @@ def run_plan_file(engine: Engine, plan_path: Path, *, task_ids=(), patch: Path |
         msg = f"patch file not found: {patch}"
         raise UsageError(msg)
     engine.store.ensure()
-    return run_plan(engine, plan, task_ids=task_ids, patch=patch.resolve() if patch else None)
+    outcomes = run_plan(engine, plan, task_ids=task_ids, patch=patch.resolve() if patch else None)
+    # Bound the stores the run grew: once per run, not once per event; never fails the run.
+    reclaim_full_stores(engine.store, lambda: effective_policy_of(engine.config, os.environ).policy)
+    return outcomes
 
 
 def outcome_document(outcome: TaskOutcome) -> dict:

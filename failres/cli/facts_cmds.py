@@ -1,0 +1,100 @@
+"""`facts set|list|timeline`: project facts addressed by category and key, with their history."""
+
+from __future__ import annotations
+
+import typer
+
+from failres.cli import app
+from failres.cli.common import console, emit_json, open_context
+from failres.cli.policy_cmds import current_policy
+from lessons.facts import DEFAULT_CONFIDENCE, DEFAULT_SOURCE, fact_timeline, list_facts, set_fact
+
+facts_app = typer.Typer(no_args_is_help=True, help="Project facts that ride in prompts.")
+app.add_typer(facts_app, name="facts")
+
+
+@facts_app.command("set")
+def set_command(
+    category: str = typer.Argument(..., help="The fact's category, e.g. judge."),
+    key: str = typer.Argument(..., help="The fact's key within its category, e.g. command."),
+    value: str = typer.Argument(..., help="The value."),
+    confidence: float = typer.Option(DEFAULT_CONFIDENCE, "--confidence", help="0 to 1."),
+    source: str = typer.Option(DEFAULT_SOURCE, "--source", help="Who or what says so."),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Set a fact; the old value stays in its timeline. A contradiction is printed with its severity."""
+    ctx = open_context()
+    result = set_fact(ctx.store, category, key, value, policy=current_policy(ctx), confidence=confidence,
+                      source=source)
+    write = result.write
+    contradiction = write.contradiction.document() if write.contradiction else None
+    archived = sum(len(plan.evicted) for plan in result.reclaim.plans) if result.reclaim else 0
+    if json_out:
+        emit_json({"action": write.action, "fact": dict(write.fact), "contradiction": contradiction,
+                   "commit": result.commit, "archived": archived})
+        return
+    out = console()
+    address = f"{write.fact.get('category')}/{write.fact.get('key')}"
+    if write.action == "confirmed":
+        out.print(f"confirmed {address} ({write.fact.get('confirmation_count')} confirmations)", markup=False)
+    else:
+        out.print(f"{write.action} {address}", markup=False)
+    if contradiction:
+        out.print(f"contradiction ({contradiction['severity']}): it was \"{contradiction['previous_value']}\" "
+                  f"(confidence {contradiction['previous_confidence']:g}, "
+                  f"confirmed {contradiction['previous_confirmations']} time(s))", markup=False)
+    if archived:
+        out.print(f"the facts store was full: {archived} fact version(s) moved to the archive "
+                  "(git failres restore --store facts)", markup=False)
+
+
+@facts_app.command("list")
+def list_command(
+    category: str = typer.Option(None, "--category", help="Only this category."),
+    json_out: bool = typer.Option(False, "--json", help="Print the facts as a JSON array."),
+) -> None:
+    """Current facts by category and key, with their confidence decayed to today."""
+    ctx = open_context()
+    rows = [view.document() for view in list_facts(ctx.store, current_policy(ctx), category=category)]
+    if json_out:
+        emit_json(rows)
+        return
+    if not rows:
+        console().print("no facts recorded" + (f" in {category}" if category else ""), markup=False)
+        return
+    from rich.table import Table
+
+    table = Table()
+    for column in ("fact", "value", "confidence", "confirmed", "source", "since"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        note = " (stale)" if row["candidate"] else ""
+        table.add_row(f"{row['category']}/{row['key']}", str(row["value"]), f"{row['effective_confidence']:.2f}{note}",
+                      str(row["confirmation_count"]), str(row["source"]), str(row["valid_from"])[:10])
+    console().print(table)
+
+
+@facts_app.command("timeline")
+def timeline_command(
+    category: str = typer.Argument(..., help="The fact's category."),
+    key: str = typer.Argument(..., help="The fact's key."),
+    json_out: bool = typer.Option(False, "--json", help="Print the versions as a JSON array."),
+) -> None:
+    """Every version of one fact, oldest first."""
+    ctx = open_context()
+    versions = fact_timeline(ctx.store, category, key, current_policy(ctx))
+    if json_out:
+        emit_json(versions)
+        return
+    if not versions:
+        console().print(f"no fact {category}/{key}", markup=False)
+        return
+    out = console()
+    for version in versions:
+        until = version.get("valid_until") or "now"
+        marks = [f"contradiction: {version['contradiction']['severity']}"] if version.get("contradiction") else []
+        if version.get("archived"):
+            marks.append("archived")
+        note = f"  ({'; '.join(marks)})" if marks else ""
+        out.print(f"{str(version.get('valid_from'))[:19]} .. {str(until)[:19]}  {version.get('value')}{note}",
+                  markup=False)

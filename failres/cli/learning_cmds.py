@@ -1,0 +1,233 @@
+"""`reflect`, `learn`, `proposals` and `rules`: the learning loop, reviewed by a person."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from failres.cli import app
+from failres.cli.common import console, emit_json, open_context
+from lessons.redact import redact_value
+
+proposals_app = typer.Typer(help="Rule proposals: review, accept or reject what learning proposes.",
+                            no_args_is_help=True)
+rules_app = typer.Typer(help="The rules in force, with each learned rule's measured tally.",
+                        invoke_without_command=True)
+app.add_typer(proposals_app, name="proposals")
+app.add_typer(rules_app, name="rules")
+
+
+def _warn(text: str) -> None:
+    # One line whatever the terminal width: a script may grep for it.
+    typer.echo(f"warning: {text}", err=True)
+
+
+@app.command()
+def reflect(
+    paths: list[Path] = typer.Argument(None, help="Transcript files or directories (default: learning.transcripts, "
+                                                  "else Claude Code's folder for this repository)."),
+    edits: bool = typer.Option(True, "--edits/--no-edits", help="Also mine people's edits of landed tasks."),
+    json_out: bool = typer.Option(False, "--json", help="Print the reflections recorded, as a JSON array."),
+) -> None:
+    """Record what people's interventions teach, from sessions not mined before."""
+    from failres.learning import reflect as run_reflect
+
+    ctx = open_context()
+    report = run_reflect(ctx.store, ctx.repo, ctx.config, ctx.top, paths or [], edits=edits)
+    outcome = report.outcome
+    for note in [*report.notes, *outcome.problems, *outcome.unusable]:
+        _warn(note)
+    recorded = [redact_value(doc) for doc in outcome.recorded]  # exactly as stored
+    if json_out:
+        emit_json(recorded)
+        return
+    out = console()
+    out.print(f"mined {outcome.sources_mined} new session(s); {len(recorded)} reflection(s) recorded"
+              + (f"; {outcome.already_mined} already mined" if outcome.already_mined else "")
+              + (f"; {outcome.model_skipped} judged no lesson" if outcome.model_skipped else ""), markup=False)
+    for doc in recorded:
+        text = " ".join(str(doc["reflexion_text"]).split())
+        out.print(f"  {doc['id']}  {doc['trigger']:<8} {doc['origin']:<9} {text[:60]}", markup=False)
+    if recorded:
+        out.print("next: git failres learn   (only clean reflections can become rules)", markup=False)
+
+
+@app.command()
+def learn(
+    domain: str = typer.Option(None, "--domain", help="Learn this domain only (e.g. behavior, code)."),
+    json_out: bool = typer.Option(False, "--json", help="Print what was proposed, as a JSON array."),
+) -> None:
+    """Propose rules from clean reflections and resolved lessons. Never changes live rules."""
+    from failres.learning import learn as run_learn
+
+    ctx = open_context()
+    outcomes = run_learn(ctx.store, ctx.config, ctx.top, domain)
+    for o in outcomes:
+        if o.unusable:
+            _warn(f"{o.domain}: {o.note}; nothing was proposed")
+    if json_out:
+        emit_json([{"domain": o.domain, "note": o.note, "unusable": o.unusable,
+                    "proposal": redact_value(o.proposal.to_document()) if o.proposal else None} for o in outcomes])
+        return
+    out = console()
+    for o in outcomes:
+        p = o.proposal
+        if p is None:
+            out.print(f"{o.domain}: {o.note}", markup=False)
+            continue
+        status = p.status if not p.gate else f"{p.status}: {p.gate}"
+        out.print(f"{o.domain}: proposal {p.id} ({p.mode}, {status}) - {p.evidence}", markup=False)
+        if p.status == "pending":
+            out.print(f"  review: git failres proposals show {p.id}", markup=False)
+
+
+@proposals_app.command("list")
+def proposals_list(
+    status: str = typer.Option(None, "--status", help="Only pending, accepted, rejected or rejected_by_gate."),
+    json_out: bool = typer.Option(False, "--json", help="Print a JSON array, oldest first."),
+) -> None:
+    """Every proposal, oldest first."""
+    from failres.learning import list_proposals
+
+    ctx = open_context()
+    docs, problems = list_proposals(ctx.store, ctx.config, status)
+    for problem in problems:
+        _warn(f"skipped unreadable proposal {problem}")
+    if json_out:
+        emit_json(docs)
+        return
+    if not docs:
+        console().print("no proposals", markup=False)
+        return
+    from rich.table import Table
+
+    table = Table()
+    for column in ("id", "domain", "status", "mode", "changes", "created", "evidence"):
+        table.add_column(column, overflow="fold")
+    for d in docs:
+        state = d["status"] + (" (stale)" if d["stale"] else "")
+        table.add_row(d["id"], d["domain"], state, d["mode"], str(len(d["changes"])),
+                      str(d["created_at"])[:19].replace("T", " "), d["evidence"])
+    console().print(table)
+
+
+@proposals_app.command("show")
+def proposals_show(
+    proposal_id: str = typer.Argument(..., metavar="ID", help="The proposal id (or a unique prefix)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the proposal as JSON."),
+) -> None:
+    """One proposal: its evidence, the change, and the rules block it would put in prompts."""
+    from failres.learning import show_proposal
+
+    ctx = open_context()
+    doc = show_proposal(ctx.store, ctx.config, proposal_id)
+    if json_out:
+        emit_json(doc)
+        return
+    out = console()
+    out.print(f"proposal {doc['id']}  {doc['domain']}  {doc['status']}  ({doc['mode']})", markup=False)
+    for key in ("gate", "reason"):
+        if doc.get(key):
+            out.print(f"{key}: {doc[key]}", markup=False)
+    if doc["stale"]:
+        out.print("stale: the live learned rules changed since; accepting it is refused", markup=False)
+    out.print(f"evidence: {doc['evidence']}", markup=False)
+    out.print("changes:", markup=False)
+    for line in doc["changes"] or ["(none)"]:
+        out.print(f"  {line}", markup=False)
+    out.print("\nthe rules block seats would read once accepted:\n", markup=False)
+    out.print(doc["preview"] or "(empty: no rules would ride in prompts)", markup=False)
+
+
+@proposals_app.command("accept")
+def proposals_accept(
+    proposal_id: str = typer.Argument(..., metavar="ID", help="The proposal id (or a unique prefix)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Make a pending proposal's rules the live learned rules (one store commit)."""
+    from failres.learning import accept
+
+    ctx = open_context()
+    proposal, commit = accept(ctx.store, proposal_id)
+    if json_out:
+        emit_json({"id": proposal.id, "domain": proposal.domain, "status": proposal.status, "commit": commit})
+        return
+    console().print(f"accepted {proposal.id}: rules/{proposal.domain}.learned.toml updated in {commit[:12]}\n"
+                    f"undo: git failres undo {commit[:12]}", markup=False)
+
+
+@proposals_app.command("reject")
+def proposals_reject(
+    proposal_id: str = typer.Argument(..., metavar="ID", help="The proposal id (or a unique prefix)."),
+    reason: str = typer.Option(..., "--reason", help="Why: recorded with the proposal."),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Reject a pending proposal, recording why. Live rules are untouched."""
+    from failres.learning import reject
+
+    ctx = open_context()
+    proposal, commit = reject(ctx.store, proposal_id, reason)
+    if json_out:
+        emit_json({"id": proposal.id, "domain": proposal.domain, "status": proposal.status,
+                   "reason": proposal.reason, "commit": commit})
+        return
+    console().print(f"rejected {proposal.id} in {commit[:12]}", markup=False)
+
+
+@rules_app.callback()
+def rules(
+    ctx_typer: typer.Context,
+    domain: str = typer.Option(None, "--domain", help="Only this domain."),
+    json_out: bool = typer.Option(False, "--json", help="Print the block, its hash and each rule as JSON."),
+) -> None:
+    """The rules block prompts carry now, and each learned rule's tally."""
+    if ctx_typer.invoked_subcommand is not None:
+        return
+    from failres.learning import rules_view
+
+    ctx = open_context()
+    view = rules_view(ctx.store, ctx.config, domain)
+    for problem in view["problems"]:
+        _warn(f"unreadable rules file skipped: {problem}")
+    if json_out:
+        emit_json(view)
+        return
+    out = console()
+    if not view["block"]:
+        out.print("no rules ride in prompts yet", markup=False)
+    else:
+        out.print(view["block"], markup=False)
+        out.print(f"(block hash {view['hash']})", markup=False)
+    learned = [(d["domain"], r) for d in view["domains"] for r in d["learned"]]
+    if not learned:
+        return
+    from rich.table import Table
+
+    table = Table(title="learned rules")
+    for column in ("domain", "id", "state", "seen", "committed", "quarantined", "text"):
+        table.add_column(column, overflow="fold")
+    for name, rule in learned:
+        tally = rule["tally"] or {}
+        state = "active" if rule["active"] else ("retired" if rule.get("retired_at") else "disabled")
+        table.add_row(name, rule.get("id", ""), state, str(tally.get("observations", 0)),
+                      str(tally.get("committed", 0)), str(tally.get("quarantined", 0)), rule["text"])
+    out.print(table)
+
+
+@rules_app.command("retire")
+def rules_retire(
+    rule_id: str = typer.Argument(..., metavar="RULE_ID", help="The learned rule's id (see `git failres rules`)."),
+    reason: str = typer.Option(..., "--reason", help="Why it should stop riding in prompts."),
+    json_out: bool = typer.Option(False, "--json", help="Print the proposal as JSON."),
+) -> None:
+    """Propose retiring a learned rule: kept as evidence, never shown again once accepted."""
+    from failres.learning import retire
+
+    ctx = open_context()
+    proposal = retire(ctx.store, ctx.config, rule_id, reason)
+    if json_out:
+        emit_json(redact_value(proposal.to_document()))
+        return
+    console().print(f"proposal {proposal.id} ({proposal.status}); accept it with: "
+                    f"git failres proposals accept {proposal.id}", markup=False)

@@ -1,0 +1,77 @@
+"""`policy show|validate`: the knowledge policy in force, where each value came from, the rung table."""
+
+from __future__ import annotations
+
+import os
+
+import typer
+
+from failres.cli import app
+from failres.cli.common import Context, console, emit_json, open_context
+from failres.config import effective_policy_of
+from failres.engine.taxonomy import UserRule, render_rung_table, rung_table
+from lessons.policy import EffectivePolicy, Policy
+
+policy_app = typer.Typer(no_args_is_help=True, help="The knowledge policy in force.")
+app.add_typer(policy_app, name="policy")
+
+
+def policy_in_force(ctx: Context) -> EffectivePolicy:
+    """The configuration's `[policy]`, overlaid by `FAILRES_POLICY_*` (exit 2 naming a bad one)."""
+    return effective_policy_of(ctx.config, os.environ)
+
+
+def current_policy(ctx: Context) -> Policy:
+    return policy_in_force(ctx).policy
+
+
+def policy_document(ctx: Context) -> dict[str, object]:
+    """The effective policy with sources, and the failure-class rung table (lessons never change it)."""
+    effective = policy_in_force(ctx)
+    rules = [UserRule(r.fail_class, r.match, r.on, r.action) for r in ctx.config.taxonomy.rules]
+    return {"config": ctx.config.source, "policy": effective.rows(), "rungs": render_rung_table(rung_table(rules))}
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+@policy_app.command("show")
+def show(json_out: bool = typer.Option(False, "--json", help="Print the policy and the rung table as JSON.")) -> None:
+    """The effective policy, where each value came from (default, file, env), and the rung table."""
+    document = policy_document(open_context())
+    if json_out:
+        emit_json(document)
+        return
+    from rich.table import Table
+
+    table = Table(title="knowledge policy")
+    for column in ("key", "value", "source", "meaning"):
+        table.add_column(column, overflow="fold")
+    for row in document["policy"]:  # type: ignore[union-attr]
+        source = row["source"] if row["source"] == "default" else f"{row['source']} ({row['from']})"
+        table.add_row(str(row["key"]), _shown(row["value"]), source, str(row["meaning"]))
+    rungs = Table(title="failure classes and their rungs")
+    for column in ("class", "rung", "action", "source", "description"):
+        rungs.add_column(column, overflow="fold")
+    for row in document["rungs"]:  # type: ignore[union-attr]
+        rungs.add_row(str(row["failClass"]), str(row["rung"]), str(row["action"]), str(row["source"]),
+                      str(row["description"]))
+    out = console()
+    out.print(table)
+    out.print(rungs)
+
+
+@policy_app.command("validate")
+def validate(json_out: bool = typer.Option(False, "--json", help="Print the verdict as JSON.")) -> None:
+    """Check the configuration and FAILRES_POLICY_* overrides; exit 2 naming the first bad key."""
+    ctx = open_context()
+    effective = policy_in_force(ctx)
+    overrides = sorted(s.where for s in effective.sources.values() if s.kind == "env")
+    if json_out:
+        emit_json({"valid": True, "config": ctx.config.source, "overrides": overrides})
+        return
+    extra = f" with {', '.join(overrides)}" if overrides else ""
+    console().print(f"policy valid: {ctx.config.source}{extra}", markup=False)

@@ -1,0 +1,170 @@
+"""The learning loop as failres runs it: configuration and repository in, `lessons` calls out.
+
+`git failres reflect`, `learn`, `proposals` and `rules` each call one function
+here; everything they decide lives in `lessons` (reflector, learner, proposals,
+rules, ledger). This module only knows where things are: which provider the
+configuration names, where transcripts are, which landings the journal records.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from failres.config import Config
+from failres.errors import UsageError
+from failres.landed_edits import edit_sources
+from lessons.learning.interventions import mine
+from lessons.learning.learner import LearnOutcome
+from lessons.learning.learner import learn as learn_rules
+from lessons.learning.reflector import ReflectOutcome, reflect_sources, sources_from_sessions
+from lessons.ledger import read_validations, rule_tallies
+from lessons.proposals import (
+    Proposal,
+    accept_proposal,
+    find_proposal,
+    is_stale,
+    preview_block,
+    propose_retirement,
+    read_proposals,
+    reject_proposal,
+    rules_diff,
+)
+from lessons.providers import Provider, provider_from_config
+from lessons.rules import Budget, check_domain, rules_in_force
+from lessons.store import Store
+
+
+def provider_for(config: Config, top: Path) -> Provider | None:
+    """The configured model, or None: no model is a mode of its own, not an error."""
+    return provider_from_config(config.learning, cwd=str(top))
+
+
+def budget_for(config: Config) -> Budget:
+    return Budget(max_rules=config.learning.max_rules, max_chars=config.learning.max_chars)
+
+
+def claude_code_project_dir(top: Path, home: Path) -> Path:
+    """Where Claude Code files the sessions it ran in `top`: its path, every
+    character other than a letter or digit written as "-"."""
+    return home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(top))
+
+
+def default_transcript_paths(config: Config, top: Path, environ: Mapping[str, str]) -> tuple[list[Path], str]:
+    """The paths `reflect` mines when given none, and a note when there are none."""
+    home = Path(environ.get("HOME") or Path.home())
+    if config.learning.transcripts:
+        paths = [home / p[2:] if p == "~" or p.startswith("~/") else Path(p) for p in config.learning.transcripts]
+        paths = [p if p.is_absolute() else top / p for p in paths]
+        present = [p for p in paths if p.exists()]
+        note = "" if present else "none of the paths in learning.transcripts exists"
+        return present, note
+    project = claude_code_project_dir(top, home)
+    if project.is_dir():
+        return [project], ""
+    return [], f"no transcripts found (looked in {project}); pass PATHS or set learning.transcripts"
+
+
+@dataclass
+class ReflectReport:
+    outcome: ReflectOutcome
+    paths: list[str]
+    notes: list[str] = field(default_factory=list)
+
+
+def reflect(store: Store, repo, config: Config, top: Path, paths: Sequence[Path], *, edits: bool = True,
+            environ: Mapping[str, str] = os.environ) -> ReflectReport:
+    """Mine transcripts (and landed edits) not mined before and record their reflections."""
+    notes: list[str] = []
+    if paths:
+        missing = [str(p) for p in paths if not Path(p).exists()]
+        if missing:
+            msg = f"no such transcript file or directory: {missing[0]}"
+            raise UsageError(msg)
+        chosen = [Path(p) for p in paths]
+    else:
+        chosen, note = default_transcript_paths(config, top, environ)
+        if note:
+            notes.append(note)
+    sources = sources_from_sessions(mine(chosen)) if chosen else []
+    if edits:
+        found, edit_notes = edit_sources(repo, store)
+        sources.extend(found)
+        notes.extend(edit_notes)
+    outcome = reflect_sources(store, sources, provider_for(config, top))
+    return ReflectReport(outcome, [str(p) for p in chosen], notes)
+
+
+def learn(store: Store, config: Config, top: Path, domain: str | None) -> list[LearnOutcome]:
+    """One learning pass: proposals for the domain given, or for every domain with new evidence."""
+    domains = [check_domain(domain)] if domain else None
+    return learn_rules(store, domains, provider_for(config, top), budget_for(config))
+
+
+# ── proposals ────────────────────────────────────────────────────────────────
+
+
+def proposal_document(store: Store, proposal: Proposal, config: Config, *, full: bool) -> dict:
+    """A proposal as `proposals list|show --json` prints it."""
+    doc = proposal.to_document()
+    doc["stale"] = proposal.status == "pending" and is_stale(store, proposal)
+    doc["changes"] = rules_diff(proposal.rules_before, proposal.rules)
+    if full:
+        doc["preview"] = preview_block(store, proposal, config.learning.domains or None)
+    else:
+        doc.pop("rules_before")
+        doc.pop("rules")
+    return doc
+
+
+def list_proposals(store: Store, config: Config, status: str | None = None) -> tuple[list[dict], list[str]]:
+    found, problems = read_proposals(store)
+    docs = [proposal_document(store, p, config, full=False) for p in found if status in (None, p.status)]
+    return docs, problems
+
+
+def show_proposal(store: Store, config: Config, prefix: str) -> dict:
+    return proposal_document(store, find_proposal(store, prefix), config, full=True)
+
+
+def accept(store: Store, prefix: str) -> tuple[Proposal, str]:
+    proposal, oid = accept_proposal(store, prefix)
+    return proposal, str(oid)
+
+
+def reject(store: Store, prefix: str, reason: str) -> tuple[Proposal, str]:
+    proposal, oid = reject_proposal(store, prefix, reason)
+    return proposal, str(oid)
+
+
+def retire(store: Store, config: Config, rule_id: str, reason: str) -> Proposal:
+    return propose_retirement(store, rule_id, reason, budget_for(config))
+
+
+# ── the rules in force ───────────────────────────────────────────────────────
+
+
+def rules_view(store: Store, config: Config, domain: str | None = None) -> dict:
+    """The block prompts carry now, its ledger hash, and every rule with its tally."""
+    domains = [check_domain(domain)] if domain else (list(config.learning.domains) or None)
+    force = rules_in_force(store, domains)
+    tallies = rule_tallies(read_validations(store)[0])
+    sets = []
+    for name, user, learned in force.sets:
+        sets.append({
+            "domain": name,
+            "user": [r.to_dict() for r in user],
+            "learned": [{**r.to_dict(), "active": r.active(),
+                         "tally": tallies[r.id].to_dict() if r.id in tallies else None} for r in learned],
+        })
+    return {"block": force.block, "hash": force.block_hash, "rule_ids": list(force.rule_ids),
+            "domains": sets, "problems": list(force.problems)}
+
+
+def rules_block_for(store: Store, config: Config):
+    """The engine's hook: a function giving the rules block at each dispatch."""
+    domains = list(config.learning.domains) or None
+    return lambda: rules_in_force(store, domains).block

@@ -1,0 +1,349 @@
+"""Bounded stores with lossless eviction: the one capacity manager every store goes through.
+
+A store (a collection of records; the journal counts per plan slug) has a maximum in
+the policy. Nothing happens below it. When a store *reaches* its maximum, reclaim
+ranks its records and keeps the best `floor(max * (1 - reclaim_headroom_pct))`; the
+gap between that settle target and the maximum is the hysteresis that stops reclaim
+from running again on the very next write. With `reclaim_enabled = false` only the
+overflow beyond the maximum is moved — an escape hatch that never moves more than it
+must.
+
+Nothing is dropped. An evicted record moves, with its amendments, in one store
+commit, to `archive/<the same path>`: the bytes (and so the blob ids) are unchanged,
+`git failres restore` is the move back, and `git revert` of the consolidation commit
+undoes it too.
+
+Retention ranking — what each store keeps first. Every ranking is a total order:
+ties are always broken by record id, ascending, so the same store gives the same
+moves on every machine.
+
+- lessons: (1) unresolved lessons not older than `stale_days` — their task may still
+  land, and the `resolved_by` stamp needs the lesson live to be found; (2) resolved
+  lessons — they are what advisory prompts are made of; (3) unresolved lessons older
+  than `stale_days`, most likely of abandoned tasks. Newest first within each.
+- journal (per slug): first the events a task's state is read from — for each task
+  the newest event of each type, and its newest three quarantines (stop-loss and the
+  prior-failure context look that far back) — so that a flood of newer events from
+  other tasks can never make a committed task look pending and run it again; then
+  everything else. Newest first (by `ts`, then `seq`) within each.
+- facts: current versions before closed ones (`valid_until` set); among current ones,
+  consolidation candidates (stale and low-confidence) last; then higher decayed
+  confidence, then the more recently confirmed.
+- proposals: pending before decided, then newest first.
+- reflections: newest first.
+
+A record whose file cannot be parsed ranks below every readable one: it is moved
+first, intact, out of the way of readers.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from fractions import Fraction
+
+import pygit2
+
+from lessons.archive import (
+    Move,
+    Restoration,
+    archive_path,
+    commit_planned,
+    entry_at,
+    moves_change,
+    read_grouped,
+    record_files,
+)
+from lessons.archive import restore as restore_collection
+from lessons.errors import InvalidInput
+from lessons.policy import Policy, age_days, decayed_confidence, is_consolidation_candidate
+from lessons.records import iter_record_files
+from lessons.store import Change, Store
+
+log = logging.getLogger("lessons.capacity")
+
+Retention = Callable[[Mapping[str, object], "RankContext"], tuple]
+
+
+@dataclass(frozen=True)
+class RankContext:
+    """What a ranking may depend on besides the record: the policy and the moment."""
+
+    policy: Policy
+    now: datetime
+
+
+def _ts(record: Mapping[str, object]) -> str:
+    return str(record.get("ts", ""))
+
+
+def lessons_retention(record: Mapping[str, object], ctx: RankContext) -> tuple:
+    resolved = bool(record.get("resolved_by"))
+    fresh = age_days(record.get("ts"), ctx.now) <= ctx.policy.stale_days
+    tier = 1 if resolved else (2 if fresh else 0)
+    return (tier, _ts(record))
+
+
+def _event_order(record: Mapping[str, object]) -> tuple[str, int]:
+    seq = record.get("seq", 0)
+    return (_ts(record), seq if isinstance(seq, int) and not isinstance(seq, bool) else 0)
+
+
+def journal_retention(record: Mapping[str, object], ctx: RankContext) -> tuple:
+    return _event_order(record)
+
+
+def fact_retention(record: Mapping[str, object], ctx: RankContext) -> tuple:
+    confirmed = record.get("last_confirmed") or record.get("valid_from") or record.get("ts")
+    days = age_days(confirmed, ctx.now)
+    raw = record.get("confidence", 0.0)
+    confidence = float(raw) if isinstance(raw, (int, float)) and not isinstance(raw, bool) else 0.0
+    current = record.get("valid_until") is None
+    candidate = is_consolidation_candidate(confidence, days, ctx.policy)
+    tier = (2 if not candidate else 1) if current else 0
+    # Rounded so that float noise can never outrank the id tie-break.
+    return (tier, round(decayed_confidence(confidence, days, ctx.policy.decay_rate), 9), str(confirmed or ""))
+
+
+QUARANTINES_KEPT_PER_TASK = 3
+
+
+def journal_anchors(records: Mapping[str, Mapping[str, object] | None]) -> frozenset[str]:
+    """The events a task's state is read from: per task, the newest of each type (three quarantines)."""
+    groups: dict[tuple[str, str], list[tuple[tuple, str]]] = {}
+    for rec_id, record in records.items():
+        if record is not None:
+            place = (str(record.get("task", "")), str(record.get("type", "")))
+            groups.setdefault(place, []).append((_event_order(record), rec_id))
+    anchors: set[str] = set()
+    for (_, event_type), events in groups.items():
+        kept = QUARANTINES_KEPT_PER_TASK if event_type == "quarantined" else 1
+        events.sort(key=lambda item: item[1])  # equal stamps keep the smaller id first, as `rank` does
+        events.sort(key=lambda item: item[0], reverse=True)
+        anchors.update(rec_id for _, rec_id in events[:kept])
+    return frozenset(anchors)
+
+
+def proposal_retention(record: Mapping[str, object], ctx: RankContext) -> tuple:
+    return (record.get("status") == "pending", _ts(record))
+
+
+def newest_retention(record: Mapping[str, object], ctx: RankContext) -> tuple:
+    return (_ts(record),)
+
+
+Anchors = Callable[[Mapping[str, Mapping[str, object] | None]], frozenset[str]]
+
+
+@dataclass(frozen=True)
+class StoreKind:
+    """A store the capacity manager bounds: its collection, whether each scope counts alone,
+    how its records rank, and which records rank before all others (`anchors`)."""
+
+    name: str
+    per_scope: bool
+    retention: Retention
+    anchors: Anchors | None = None
+
+
+STORES: Mapping[str, StoreKind] = {
+    kind.name: kind
+    for kind in (
+        StoreKind("lessons", False, lessons_retention),
+        StoreKind("reflections", False, newest_retention),
+        StoreKind("journal", True, journal_retention, journal_anchors),
+        StoreKind("proposals", False, proposal_retention),
+        StoreKind("facts", False, fact_retention),
+    )
+}
+
+
+def store_kind(name: str) -> StoreKind:
+    if name not in STORES:
+        msg = f"no store named {name!r}"
+        raise InvalidInput(msg, hint="stores: " + ", ".join(STORES))
+    return STORES[name]
+
+
+# ---- the pure part: how many to keep, which ones ----
+
+def reclaim_target(maximum: int, headroom: float) -> int:
+    """floor(max * (1 - headroom)), computed exactly (0.57 * 100 is 56.99... in floats)."""
+    return math.floor(Fraction(maximum) * (1 - Fraction(str(headroom))))
+
+
+def keep_count(count: int, maximum: int, headroom: float, enabled: bool) -> int | None:
+    """How many records stay after reclaim, or None when this store is left alone."""
+    if enabled:
+        return reclaim_target(maximum, headroom) if count >= maximum else None
+    return maximum if count > maximum else None
+
+
+def rank(records: Mapping[str, Mapping[str, object] | None], retention: Retention, ctx: RankContext,
+         anchors: frozenset[str] = frozenset()) -> list[str]:
+    """Record ids, best kept first: anchors, then by retention, ties by id ascending.
+    `None` stands for a record that could not be read; it ranks last."""
+    by_id = sorted(records)
+
+    def key(rec_id: str) -> tuple:
+        record = records[rec_id]
+        return (0,) if record is None else (1, rec_id in anchors, *retention(record, ctx))
+
+    # sorted() is stable even with reverse=True, so equal keys keep the ascending id order.
+    return sorted(by_id, key=key, reverse=True)
+
+
+# ---- reading a store's shape from git ----
+
+@dataclass(frozen=True)
+class Partition:
+    """One bounded unit: a store, or one scope of a per-scope store (the journal of one slug)."""
+
+    kind: StoreKind
+    scope: str | None = None
+
+    @property
+    def prefix(self) -> str:
+        return f"{self.kind.name}/{self.scope}" if self.scope else self.kind.name
+
+    @property
+    def label(self) -> str:
+        return self.prefix
+
+
+def partitions(store: Store, names: Iterable[str] | None = None, commit: pygit2.Commit | None = None) -> list[Partition]:
+    out = []
+    for name in names if names is not None else STORES:
+        kind = store_kind(name)
+        if kind.per_scope:
+            out.extend(Partition(kind, scope) for scope in sorted(store.list_dir(kind.name, commit)))
+        else:
+            out.append(Partition(kind))
+    return out
+
+
+def count_records(store: Store, prefix: str, commit: pygit2.Commit | None = None) -> int:
+    """How many records live under `prefix`, from tree entry names alone (no blob is read)."""
+    return sum(1 for _, _, amend, _ in iter_record_files(store, prefix, commit) if amend is None)
+
+
+# ---- planning and applying reclaim ----
+
+@dataclass(frozen=True)
+class ReclaimPlan:
+    """What reclaim does to one partition: nothing (keep is None) or the moves of its tail."""
+
+    store: str
+    scope: str | None
+    count: int
+    maximum: int
+    keep: int | None
+    evicted: tuple[str, ...] = ()
+    moves: tuple[Move, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return f"{self.store}/{self.scope}" if self.scope else self.store
+
+    def document(self) -> dict[str, object]:
+        return {"store": self.store, "scope": self.scope, "count": self.count, "max": self.maximum,
+                "keep": self.keep, "archived": list(self.evicted),
+                "moves": [{"from": m.source, "to": m.target} for m in self.moves]}
+
+
+def plan_reclaim(store: Store, part: Partition, policy: Policy, now: datetime,
+                 commit: pygit2.Commit | None = None) -> ReclaimPlan:
+    """The moves reclaim would make in one partition at `commit` (the tip by default)."""
+    commit = commit if commit is not None else store.commit_at()
+    maximum = policy.capacity(part.kind.name)
+    count = count_records(store, part.prefix, commit)
+    keep = keep_count(count, maximum, policy.reclaim_headroom_pct, policy.reclaim_enabled)
+    if keep is None:
+        return ReclaimPlan(part.kind.name, part.scope, count, maximum, None)
+    files = record_files(store, part.prefix, commit)
+    records = read_grouped(store, files)
+    anchors = part.kind.anchors(records) if part.kind.anchors is not None else frozenset()
+    ranked = rank(records, part.kind.retention, RankContext(policy, now), anchors)
+    evicted = tuple(sorted(ranked[keep:]))
+    moves = [Move(path, archive_path(path)) for rec_id in evicted for path, _, _ in sorted(files[rec_id])]
+    # Amendments written after their record was archived (a late stamp) join it there.
+    for rec_id in sorted(set(files) - set(records)):
+        for path, _, _ in sorted(files[rec_id]):
+            base = f"{path.rsplit('/', 1)[0]}/{rec_id}.json"
+            if entry_at(commit, archive_path(base)) is not None:
+                moves.append(Move(path, archive_path(path)))
+    return ReclaimPlan(part.kind.name, part.scope, count, maximum, keep, evicted, tuple(moves))
+
+
+def _commit_reclaim(store: Store, part: Partition, policy: Policy, now: datetime) -> tuple[ReclaimPlan, str | None]:
+    def plan_at(tip: pygit2.Commit | None) -> tuple[ReclaimPlan, Change]:
+        plan = plan_reclaim(store, part, policy, now, tip)
+        return plan, moves_change(store, plan.moves, tip)
+
+    return commit_planned(store, plan_at, lambda p: f"failres: consolidate {part.label} (archived {len(p.evicted)})")
+
+
+@dataclass(frozen=True)
+class Consolidation:
+    """Every partition looked at, what was (or, in a dry run, would be) moved, and the commits."""
+
+    plans: tuple[ReclaimPlan, ...]
+    commits: tuple[str, ...]
+    dry_run: bool
+
+    def document(self, *, include_all: bool) -> dict[str, object]:
+        shown = [p for p in self.plans if include_all or p.keep is not None]
+        return {"dryRun": self.dry_run, "stores": [p.document() for p in shown],
+                "archived": sum(len(p.evicted) for p in self.plans), "commits": list(self.commits)}
+
+
+def consolidate(store: Store, policy: Policy, *, now: datetime | None = None, dry_run: bool = False,
+                names: Iterable[str] | None = None) -> Consolidation:
+    """Reclaim every store (or those named) that has reached its maximum; one commit each."""
+    now = now or datetime.now(UTC)
+    plans: list[ReclaimPlan] = []
+    commits: list[str] = []
+    commit = store.commit_at()
+    for part in partitions(store, names, commit):
+        if dry_run:
+            plans.append(plan_reclaim(store, part, policy, now, commit))
+            continue
+        plan, oid = _commit_reclaim(store, part, policy, now)
+        plans.append(plan)
+        if oid is not None:
+            commits.append(oid)
+    return Consolidation(tuple(plans), tuple(commits), dry_run)
+
+
+def reclaim_full_stores(store: Store, policy: Policy | Callable[[], Policy], *, names: Iterable[str] | None = None,
+                        now: datetime | None = None) -> Consolidation | None:
+    """Reclaim after a batch of writes (a run, an import, a fact); never raises.
+
+    Called at the end of write paths that grow stores, not on every append: reclaim
+    reads the ranked store, which is cheap once per run and wasteful once per event.
+    It must not turn a finished run into a failed one, so any problem — including a
+    policy that cannot be built (a bad FAILRES_POLICY_* value, passed in as a callable
+    for that reason) — is logged and the stores are left as they are for the next
+    `git failres consolidate` to settle.
+    """
+    try:
+        resolved = policy() if callable(policy) else policy
+        return consolidate(store, resolved, now=now, names=names)
+    except Exception:  # the write that called us has already landed; reclaim can wait
+        log.exception("failres: reclaim after a write failed; run `git failres consolidate`")
+        return None
+
+
+
+
+def restore_store(store: Store, name: str, *, query: str = "", limit: int, dry_run: bool = False) -> Restoration:
+    """Bring archived records of store `name` back, newest first (see `lessons.archive.restore`).
+
+    Restored records count again; if that fills the store, the next reclaim ranks them
+    with everything else, so a restore is undone only by a store that is full again.
+    """
+    kind = store_kind(name)
+    return restore_collection(store, kind.name, query=query, limit=limit, dry_run=dry_run)
