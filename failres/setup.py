@@ -1,4 +1,10 @@
-"""`git failres init`: a starter configuration and the store ref."""
+"""`git failres init`: a starter configuration, the store ref and the merge hooks.
+
+The hooks are what make a person's plain `git merge` of a task branch stamp its
+lessons. A repository where they cannot go (core.hooksPath shared beyond it, a
+foreign hook already moved aside) is still initialised: the reason is reported,
+and `git failres label` covers landings the hooks miss.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ import pygit2
 
 from failres.config import CONFIG_FILE, parse_config
 from failres.errors import UsageError
+from failres.hooks import HooksReport, install_hooks
 from lessons.store import Store
 
 
@@ -19,6 +26,8 @@ class InitResult:
     wrote_config: bool
     store_ref: str
     store_tip: str
+    hooks: HooksReport | None = None  # None: not asked for, or refused (see hooks_problem)
+    hooks_problem: str | None = None
 
 
 def starter_config(branch: str) -> str:
@@ -38,7 +47,7 @@ def current_branch(repo: pygit2.Repository) -> str:
     return "main"
 
 
-def init_repository(top: Path, *, force: bool = False) -> InitResult:
+def init_repository(top: Path, *, force: bool = False, hooks: bool = True) -> InitResult:
     path = top / CONFIG_FILE
     repo = pygit2.Repository(str(top))
     wrote = False
@@ -57,4 +66,10 @@ def init_repository(top: Path, *, force: bool = False) -> InitResult:
         wrote = True
     store = Store(repo, config.store.ref)
     tip = store.ensure()
-    return InitResult(path, wrote, config.store.ref, str(tip))
+    report, problem = None, None
+    if hooks:
+        try:
+            report = install_hooks(top)
+        except UsageError as refused:
+            problem = f"{refused}" + (f" ({refused.hint})" if refused.hint else "")
+    return InitResult(path, wrote, config.store.ref, str(tip), report, problem)

@@ -11,18 +11,24 @@ from failres.cli.common import console, emit_json, open_context
 @app.command()
 def init(
     force: bool = typer.Option(False, "--force", help="Overwrite an existing .failres.toml."),
+    no_hooks: bool = typer.Option(False, "--no-hooks", help="Do not install the merge hooks."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Write .failres.toml, create the store ref, install the hooks."""
     from failres.setup import init_repository
 
     ctx = open_context()
-    result = init_repository(ctx.top, force=force)
+    result = init_repository(ctx.top, force=force, hooks=not no_hooks)
     document = {
         "config": str(result.config_path),
         "wroteConfig": result.wrote_config,
         "storeRef": result.store_ref,
         "storeTip": result.store_tip,
+        "hooks": None if result.hooks is None else {
+            "dir": str(result.hooks.place.path),
+            "installed": {a.hook: a.action for a in result.hooks.actions},
+        },
+        "hooksProblem": result.hooks_problem,
     }
     if json_out:
         emit_json(document)
@@ -33,6 +39,11 @@ def init(
     else:
         out.print(f"kept {result.config_path} (use --force to overwrite it)")
     out.print(f"store {result.store_ref} at {result.store_tip[:12]}")
+    if result.hooks is not None:
+        actions = ", ".join(f"{a.hook} {a.action}" for a in result.hooks.actions)
+        out.print(f"hooks in {result.hooks.place.path}: {actions}", markup=False)
+    elif result.hooks_problem:
+        out.print(f"hooks not installed: {result.hooks_problem}", markup=False)
     out.print(f"read it with: git log -p {result.store_ref}")
 
 

@@ -1,0 +1,51 @@
+"""Past outcomes into prompts (T7): resolved lessons of the failure class at hand.
+
+The engine calls `advisory_for(engine)` once and then the returned function for
+each prompt it renders. The block it feeds ("Past outcomes on similar failures —
+advisory, not instructions") appears only when there is at least one resolved
+lesson of that class, newest first, at most three. Retrieval is advisory in
+every sense: if reading the store fails, the prompt goes out without the block
+and the failure is logged; a task never fails because its hints could not be
+read.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from failres.engine.prompts import PastOutcome
+from lessons.retrieval import relevant_lessons
+
+if TYPE_CHECKING:
+    from failres.engine.loop import Engine
+
+ADVISORY_LIMIT = 3
+log = logging.getLogger("failres.advisory")
+
+
+def past_outcome_of(lesson: Mapping[str, object]) -> PastOutcome:
+    """A resolved lesson as the advisory block shows it: task, signature, what resolved it, when."""
+    resolved_by = lesson.get("resolved_by")
+    return PastOutcome(
+        task=f"{lesson.get('slug', '')}/{lesson.get('task', '')}",
+        signature=str(lesson.get("signature", "")),
+        resolved_by=tuple(str(x) for x in resolved_by) if isinstance(resolved_by, list) else (),
+        resolved_at=str(lesson.get("resolved_at") or ""),
+    )
+
+
+def advisory_for(engine: Engine, limit: int = ADVISORY_LIMIT) -> Callable[[str], list[PastOutcome]]:
+    """fail class -> the past outcomes a prompt about that class may show."""
+    store = engine.store
+
+    def past_outcomes(fail_class: str) -> list[PastOutcome]:
+        try:
+            lessons = relevant_lessons(store, fail_class, limit)
+        except Exception:  # advisory context must never cost the task its run
+            log.exception("failres: reading past outcomes for %s failed", fail_class)
+            return []
+        return [past_outcome_of(lesson) for lesson in lessons]
+
+    return past_outcomes

@@ -1,0 +1,119 @@
+"""`decisions [--open]`, `decisions propose ID` and `decide ID`: questions for a person, and their answers."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from failres.cli import app
+from failres.cli.common import console, emit_json, err_console, open_context
+from failres.errors import EXIT_NOT_GREEN
+
+decisions_app = typer.Typer(help="Decision requests and their answers.", invoke_without_command=True)
+app.add_typer(decisions_app, name="decisions")
+
+
+def _who(store) -> str:
+    signature = store.signature()
+    return f"{signature.name} <{signature.email}>"
+
+
+@decisions_app.callback()
+def decisions(
+    ctx: typer.Context,
+    open_only: bool = typer.Option(False, "--open", help="Only decisions still waiting for an answer."),
+    json_out: bool = typer.Option(False, "--json", help="Print a JSON array with the contract's fields."),
+) -> None:
+    """Decision requests and their answers, oldest first."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from failres.answering import decision_document
+    from failres.decisions import read_decisions
+
+    repo = open_context()
+    found, problems = read_decisions(repo.store)
+    for problem in problems:
+        err_console().print(f"warning: skipped unreadable record {problem}", markup=False)
+    if open_only:
+        found = [d for d in found if d.get("status") == "open"]
+    documents = [decision_document(d) for d in found]
+    if json_out:
+        emit_json(documents)
+        return
+    if not documents:
+        console().print("no open decisions" if open_only else "no decisions")
+        return
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title="decisions")
+    for column in ("id", "task", "status", "files", "requests", "answer"):
+        table.add_column(column, overflow="fold")
+    for d in documents:
+        requests = "; ".join(f"{r.get('file')}: {r.get('reason')}" for r in d["requests"])
+        answer = "" if d["answer"] is None else json.dumps(d["answer"], ensure_ascii=False)
+        # Text cells: requests and answers are data; "[...]" in them must not be read as markup.
+        table.add_row(*map(Text, (str(d["id"])[:8], f"{d['slug']}/{d['task']}", str(d["status"]),
+                                  ", ".join(d["files"]), requests, answer)))
+    console().print(table)
+
+
+@decisions_app.command()
+def propose(
+    decision_id: str = typer.Argument(..., metavar="ID", help="The decision's id (a unique prefix will do)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the outcome as JSON."),
+) -> None:
+    """Ask the resolver seat for an answer; it counts only in the exact scope shape. Exit 1 if none."""
+    from failres.resolver_seat import propose_answer
+
+    repo = open_context()
+    proposal = propose_answer(repo.top, repo.repo, repo.config, repo.store, decision_id)
+    if json_out:
+        emit_json({"decision": proposal.decision, "binding": proposal.binding, "accepted": proposal.accepted,
+                   "answer": proposal.answer, "reason": proposal.reason,
+                   "log": str(proposal.log) if proposal.log else None})
+    elif proposal.accepted:
+        console().print(f"decision {proposal.decision[:8]} answered by resolver:{proposal.binding}: "
+                        f"{json.dumps(proposal.answer)}", markup=False)
+    else:
+        console().print(f"decision {proposal.decision[:8]} stays open: {proposal.reason}", markup=False)
+        if proposal.log:
+            console().print(f"the reply is in {proposal.log}", markup=False)
+    if not proposal.accepted:
+        raise typer.Exit(EXIT_NOT_GREEN)
+
+
+@app.command()
+def decide(
+    decision_id: str = typer.Argument(..., metavar="ID", help="The decision's id (a unique prefix will do)."),
+    paths: list[str] = typer.Argument(None, metavar="[PATH...]", help="With --scope-files: the paths to allow."),
+    scope_files: bool = typer.Option(False, "--scope-files", help="Answer by allowing the PATHs that follow."),
+    answer_json: str = typer.Option(None, "--answer-json", help="Answer with this JSON (any shape is recorded)."),
+    force: bool = typer.Option(False, "--force", help="Replace an earlier answer (it stays in the history)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the answered decision as JSON."),
+) -> None:
+    """Answer a decision. Only an answer shaped {"scopeFiles": ["path", ...]} widens the task's scope."""
+    from failres.answering import answer_decision, answer_from_arguments, decision_document
+    from failres.errors import UsageError
+
+    if paths and not scope_files:
+        msg = f"unexpected argument {paths[0]!r}"
+        raise UsageError(msg, hint="paths follow --scope-files: decide ID --scope-files PATH...")
+    if scope_files and not paths:
+        msg = "--scope-files needs at least one path"
+        raise UsageError(msg)
+    repo = open_context()
+    answer = answer_from_arguments(paths or [], answer_json)
+    result = answer_decision(repo.store, repo.config.scope.protected, decision_id, answer,
+                             answered_by=_who(repo.store), force=force)
+    if json_out:
+        emit_json({**decision_document(result.decision), "widens": list(result.widened)})
+        return
+    short = str(result.decision.get("id", ""))[:8]
+    if result.widened:
+        console().print(f"decision {short} answered; the scope of {result.decision.get('slug')}/"
+                        f"{result.decision.get('task')} now also allows: {', '.join(result.widened)}", markup=False)
+    else:
+        console().print(f"decision {short} answered; this answer widens nothing "
+                        '(only {"scopeFiles": [paths]} does)', markup=False)

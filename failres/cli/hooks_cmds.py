@@ -1,0 +1,48 @@
+"""`hooks install|uninstall|run`: the merge hooks that stamp a task when a person merges it."""
+
+from __future__ import annotations
+
+import typer
+
+from failres.cli import app
+from failres.cli.common import console, emit_json, open_context
+
+hooks_app = typer.Typer(help="Manage the git hooks that stamp landed tasks.", no_args_is_help=True)
+app.add_typer(hooks_app, name="hooks")
+
+
+def _render(report, json_out: bool) -> None:
+    if json_out:
+        emit_json({"hooksDir": str(report.place.path), "coreHooksPath": report.place.configured,
+                   "hooks": [{"hook": a.hook, "action": a.action, "path": str(a.path)} for a in report.actions]})
+        return
+    out = console()
+    for action in report.actions:
+        out.print(f"{action.hook}: {action.action} ({action.path})", markup=False)
+
+
+@hooks_app.command()
+def install(
+    shared: bool = typer.Option(False, "--shared", help="Install even where core.hooksPath leaves the repository."),
+    json_out: bool = typer.Option(False, "--json", help="Print what was done as JSON."),
+) -> None:
+    """Install pre-merge-commit and post-merge, chaining to hooks already there."""
+    from failres.hooks import install_hooks
+
+    _render(install_hooks(open_context().top, shared=shared), json_out)
+
+
+@hooks_app.command()
+def uninstall(json_out: bool = typer.Option(False, "--json", help="Print what was done as JSON.")) -> None:
+    """Remove failres's hooks and put back the ones they had moved aside."""
+    from failres.hooks import uninstall_hooks
+
+    _render(uninstall_hooks(open_context().top), json_out)
+
+
+@hooks_app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def run(ctx: typer.Context, hook: str = typer.Argument(..., help="pre-merge-commit or post-merge.")) -> None:
+    """Run failres's part of a hook (what the installed scripts call). Always exits 0."""
+    from failres.hookrun import run_hook
+
+    raise typer.Exit(run_hook(hook, list(ctx.args)))

@@ -1,0 +1,138 @@
+"""`lessons list|show|relevant|import`: reading what quarantines taught, and loading other harnesses' lessons."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from failres.cli import app
+from failres.cli.common import console, emit_json, open_context
+from failres.errors import UsageError
+
+lessons_app = typer.Typer(help="Read lessons (what each quarantine taught) and import them.", no_args_is_help=True)
+app.add_typer(lessons_app, name="lessons")
+
+
+def _when(ts: object) -> str:
+    return str(ts or "")[:19].replace("T", " ")
+
+
+def _table(lessons: list[dict], title: str):
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=title)
+    for column in ("id", "when", "task", "class", "resolved by", "signature"):
+        table.add_column(column, overflow="fold")
+    for lesson in lessons:
+        resolved = lesson.get("resolved_by")
+        # Text cells: lesson text is data, and "[...]" in it must print as written, not as markup.
+        table.add_row(*map(Text, (str(lesson.get("id", ""))[:8], _when(lesson.get("ts")),
+                                  f"{lesson.get('slug')}/{lesson.get('task')}", str(lesson.get("failClass", "")),
+                                  ", ".join(resolved) if isinstance(resolved, list) else "(unresolved)",
+                                  str(lesson.get("signature", "")))))
+    return table
+
+
+def _limit(value: int | None) -> int | None:
+    if value is not None and value < 1:
+        msg = f"--limit must be at least 1, not {value}"
+        raise UsageError(msg)
+    return value
+
+
+@lessons_app.command("list")
+def list_(
+    slug: str = typer.Option(None, "--slug", help="Only this plan's lessons."),
+    task: str = typer.Option(None, "--task", help="Only this task's lessons."),
+    fail_class: str = typer.Option(None, "--fail-class", help="Only this failure class."),
+    unresolved: bool = typer.Option(False, "--unresolved", help="Only lessons not stamped by a landing yet."),
+    limit: int = typer.Option(None, "--limit", help="At most this many (after sorting, newest first)."),
+    json_out: bool = typer.Option(False, "--json", help="Print a JSON array with the contract's fields."),
+) -> None:
+    """Lessons, newest first."""
+    from failres.lesson_views import lesson_document
+    from lessons.retrieval import LessonFilter, list_lessons
+
+    ctx = open_context()
+    found = list_lessons(ctx.store, LessonFilter(slug=slug, task=task, fail_class=fail_class, unresolved=unresolved),
+                         _limit(limit))
+    if json_out:
+        emit_json([lesson_document(lesson) for lesson in found])
+        return
+    if not found:
+        console().print("no lessons match")
+        return
+    console().print(_table(found, "lessons"))
+
+
+@lessons_app.command()
+def show(
+    lesson_id: str = typer.Argument(..., metavar="ID", help="The lesson's id (a unique prefix will do)."),
+    diff: bool = typer.Option(False, "--diff", help="Print its snapshot's diff against its integration head."),
+    bundle: Path = typer.Option(None, "--bundle", help="Write a git bundle of its snapshot to this file."),
+    json_out: bool = typer.Option(False, "--json", help="Print the whole lesson as JSON."),
+) -> None:
+    """One lesson, whole; its failing state as a diff or a bundle."""
+    from failres.lesson_views import find_lesson, snapshot_diff, write_bundle
+
+    ctx = open_context()
+    lesson = find_lesson(ctx.store, lesson_id)
+    if bundle is not None:
+        ref = write_bundle(ctx.top, lesson, bundle)
+        if not json_out and not diff:
+            console().print(f"wrote {bundle} ({ref})", markup=False)
+    if diff:
+        typer.echo(snapshot_diff(ctx.top, lesson), nl=False)
+        return
+    if json_out:
+        emit_json(lesson)
+        return
+    if bundle is not None:
+        return
+    out = console()
+    for key in sorted(lesson):
+        value = lesson[key]
+        if isinstance(value, list):
+            value = ", ".join(str(v) for v in value)
+        out.print(f"{key}: {value}", markup=False)
+
+
+@lessons_app.command()
+def relevant(
+    fail_class: str = typer.Option(..., "--fail-class", help="The failure class at hand."),
+    limit: int = typer.Option(3, "--limit", help="At most this many."),
+    json_out: bool = typer.Option(False, "--json", help="Print a JSON array with the contract's fields."),
+) -> None:
+    """Resolved lessons of one failure class, newest first: what a fixer's prompt is shown."""
+    from failres.lesson_views import lesson_document
+    from lessons.retrieval import relevant_lessons
+
+    ctx = open_context()
+    found = relevant_lessons(ctx.store, fail_class, _limit(limit))
+    if json_out:
+        emit_json([lesson_document(lesson) for lesson in found])
+        return
+    if not found:
+        console().print(f"no resolved lessons of {fail_class}", markup=False)
+        return
+    console().print(_table(found, f"resolved lessons of {fail_class}"))
+
+
+@lessons_app.command("import")
+def import_(
+    files: list[Path] = typer.Argument(..., metavar="FILE...", help="JSONL files, one lesson a line."),
+    json_out: bool = typer.Option(False, "--json", help="Print what was imported as JSON."),
+) -> None:
+    """Load lessons another harness wrote (JSONL). A bad line: exit 2, nothing written."""
+    from lessons.importer import import_lessons
+
+    ctx = open_context()
+    result = import_lessons(ctx.store, files)
+    if json_out:
+        emit_json({"files": list(result.files), "lessons": result.lessons, "imported": result.imported,
+                   "unchanged": result.unchanged, "commits": list(result.commits)})
+        return
+    console().print(f"imported {result.imported} lesson(s) in {len(result.commits)} commit(s)"
+                    + (f"; {result.unchanged} already in the store" if result.unchanged else ""), markup=False)
