@@ -1,0 +1,22 @@
+"""`demo`: the whole loop end to end in a throw-away repository, no setup."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from failres.cli import app
+from failres.cli.common import console
+
+
+@app.command()
+def demo(
+    keep: Path = typer.Option(None, "--keep", help="Make the demo repository in DIR and leave it there."),
+) -> None:
+    """The whole loop end to end in a throw-away repository: no agent, no network, no setup."""
+    from failres.demo import run_demo
+
+    out = console()
+    result = run_demo(keep, say=out.print)
+    out.print(f"\ndone in {result.seconds:.1f} s")
