@@ -59,6 +59,9 @@ class Engine:
     sleep: Callable[[float], None] = time.sleep
     advisory: Callable[[str], Sequence] | None = None  # fail class -> past outcomes (lessons loop)
     rules_block: Callable[[], str] | None = None
+    facts_block: Callable[[], str] | None = None
+    # Told every task outcome (committed, quarantined, stopped): the validation ledger listens.
+    on_outcome: Callable[[TaskOutcome], None] | None = None
 
     @property
     def git_dir(self) -> Path:
@@ -159,6 +162,12 @@ class TaskRun:
             msg = f"task {self.task.id} has no gate and the configuration defines none"
             raise UsageError(msg, hint="add a [gates.NAME] section to .failres.toml")
         self.prepare(events)
+        outcome = self.run_prepared(events, patch)
+        if self.engine.on_outcome is not None and not outcome.skipped:
+            self.engine.on_outcome(outcome)
+        return outcome
+
+    def run_prepared(self, events: Sequence[dict], patch: Path | None) -> TaskOutcome:
         if patch is None:
             stopped = self.check_stop_loss(events)
             if stopped is not None:
@@ -441,6 +450,7 @@ def build_prompt_input(run: TaskRun, mode: str, attempt: int, *, gate_output: st
         judge=run.judge(mode, attempt) if mode == "fix" else None, rejected_files=rejected,
         prior_failures=run.prior, past_outcomes=tuple(outcomes),
         rules_block=run.engine.rules_block() if run.engine.rules_block else "", widened_files=run.widened,
+        facts_block=run.engine.facts_block() if run.engine.facts_block else "",
     )
 
 

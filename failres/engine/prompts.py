@@ -47,6 +47,7 @@ class PromptInput:
     past_outcomes: tuple[PastOutcome, ...] = ()
     rules_block: str = ""
     widened_files: tuple[str, ...] = field(default=())
+    facts_block: str = ""
 
 
 def _section(title: str, body: str) -> str:
@@ -129,4 +130,6 @@ def render_prompt(data: PromptInput) -> str:
     parts.append(render_past_outcomes(data.past_outcomes))
     if data.rules_block.strip():
         parts.append(data.rules_block.rstrip() + "\n")
+    if data.facts_block.strip():
+        parts.append(data.facts_block.rstrip() + "\n")
     return "\n".join(p for p in parts if p)

@@ -33,20 +33,10 @@ def progress_for(*, quiet: bool) -> Progress:
 def engine_for(ctx, progress: Progress | None = None) -> Engine:
     engine = Engine(top=ctx.top, repo=ctx.repo, config=ctx.config, store=ctx.store,
                     progress=progress or NullProgress())
+    from failres.knowledge import attach_knowledge
+
     attach_knowledge(engine)
     return engine
-
-
-def attach_knowledge(engine: Engine) -> None:
-    """Wire what the store has learned into prompts: advisory lessons and rules."""
-    from failres.learning import rules_block_for
-
-    engine.rules_block = rules_block_for(engine.store, engine.config)
-    try:
-        from failres.advisory import advisory_for
-    except ImportError:
-        return
-    engine.advisory = advisory_for(engine)
 
 
 def run_plan_file(engine: Engine, plan_path: Path, *, task_ids=(), patch: Path | None = None) -> list[TaskOutcome]:

@@ -1,0 +1,62 @@
+"""What the store knows, wired into a run: advisory lessons, rules, facts, and the ledger.
+
+Everything here is advisory context or bookkeeping; none of it may cost a task its
+run, so each hook logs and degrades to "nothing to add" when the store cannot answer.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import TYPE_CHECKING
+
+from failres.config import effective_policy_of
+
+if TYPE_CHECKING:
+    from failres.engine.loop import Engine, TaskOutcome
+    from lessons.rules import RulesInForce
+
+log = logging.getLogger("failres.knowledge")
+
+
+def attach_knowledge(engine: Engine) -> None:
+    from failres.advisory import advisory_for
+    from lessons.facts import facts_block
+    from lessons.ledger import record_outcome
+    from lessons.rules import rules_in_force
+
+    policy = effective_policy_of(engine.config, os.environ).policy
+    store = engine.store
+    domains = list(engine.config.learning.domains) or None
+    engine.advisory = advisory_for(engine, limit=policy.lessons_per_prompt)
+    shown: dict[str, RulesInForce] = {}
+
+    def rules_block() -> str:
+        try:
+            rules = rules_in_force(store, domains)
+        except Exception:
+            log.exception("failres: reading the rules failed; prompts go without them")
+            return ""
+        shown["last"] = rules  # the set the ledger measures is the set the prompt carried
+        return rules.block
+
+    def facts() -> str:
+        try:
+            return facts_block(store, policy)
+        except Exception:
+            log.exception("failres: reading the facts failed; prompts go without them")
+            return ""
+
+    def measure(outcome: TaskOutcome) -> None:
+        rules = shown.pop("last", None)
+        if rules is None or not rules.block:
+            return
+        try:
+            record_outcome(store, rules.block_hash, rules.rule_ids, outcome.state, slug=outcome.slug,
+                           task=outcome.task, failClass=outcome.fail_class)
+        except Exception:
+            log.exception("failres: recording the rules' outcome failed")
+
+    engine.rules_block = rules_block
+    engine.facts_block = facts
+    engine.on_outcome = measure
