@@ -11,11 +11,11 @@ the context kept, so a lesson still says *which* credential was involved.
 Why a self-contained pattern set rather than a scanning library: the pattern families here
 follow the plugins of `detect-secrets` (keyword assignments, AWS, GitHub, GitLab, Slack,
 Stripe, Twilio, SendGrid, npm, PyPI, JWT, private keys, basic-auth URLs, Azure storage,
-high-entropy strings), but that package pulls pyyaml and requests into every install of a
-small tool, scans line by line for files rather than for arbitrary text, and carries
-verification plugins that make network calls. Redaction runs on every write, must be
-deterministic and offline, and must never fail a write; a few dozen compiled regular
-expressions do that with no dependency.
+high-entropy strings), a well-kept base, but it would bring pyyaml and requests into every
+install of a small tool, and it is built to audit files in a repository (baselines,
+per-file-type rules) rather than to clean one string before each write. Redaction here
+runs on every write, must be deterministic and offline, and must never fail a write; a
+few dozen compiled regular expressions do that with no dependency.
 
 Decisions a reader may look for:
 
@@ -23,14 +23,15 @@ Decisions a reader may look for:
   Losing a word of a lesson is cheap; a leaked key is not.
 - Values that cannot be secrets are kept: empty, `null`/`None`/`true`/`false`, masks
   (`****`), placeholders (`<token>`, `${DB_PASSWORD}`, `$TOKEN`, `%TOKEN%`,
-  `{{ token }}`), a function call (`os.getenv(`), and markers left by an earlier pass.
+  `{{ token }}`), a call or lookup in code (`os.getenv(`, `os.environ[`), and markers
+  left by an earlier pass.
 - A pure integer of at most six digits after a token/key/secret name is kept
   (`token=42`, `pass: 3` in test summaries): a generated credential is never that short,
   a count or limit often is. After password words (password, passwd, passphrase, pwd)
   even short numbers are redacted, because people do choose numeric passwords.
 - `PWD`/`OLDPWD` in an environment dump are working directories, not passwords.
 - High-entropy strings are redacted only as the value of a name that hints at a credential
-  (`signing_key`, `session`, `cookie`, `salt`, ...): elsewhere they are commit ids,
+  (`webhook_signature`, `session`, `cookie`, `salt`, ...): elsewhere they are commit ids,
   digests and UUIDs, which lessons need.
 - Idempotent: `[REDACTED:...]` markers are never matched again, so redacting a record
   twice (a retry, a merge of two stores) changes nothing.
@@ -59,10 +60,14 @@ class Finding:
 class _SecretPattern:
     kind: str
     regex: re.Pattern[str]
-    # Decides, from the match, the kind to report or None to reject it (a name that is
-    # not secret, a placeholder value). The span replaced is the first group named
+    # Decides, from the match, the kind to report or None to reject it (a placeholder
+    # value, a name that is no credential's). The span replaced is the first group named
     # `v...` that took part in the match, else the whole match.
     decide: Callable[[re.Match[str]], str | None] | None = None
+    # For `name = value` shapes the regex matches the name and separator only; the name
+    # is judged first and the value read after it only for names worth it. Reading every
+    # value first would make `a:a:a:...` quadratic (each rejected name re-reads the rest).
+    decide_assignment: Callable[[str, str], str | None] | None = None
 
 
 _MARKER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
@@ -74,14 +79,16 @@ _NOT_TOKEN_AFTER = r"(?![A-Za-z0-9_-])"
 # A value after a separator: quoted (also JSON-escaped quotes, as in a message that
 # embeds JSON) or bare up to whitespace, a quote, `&` (query strings), `;` (connection
 # strings) or `,` (inline maps).
-_VALUE = (
+_VALUE_AFTER_SEPARATOR = re.compile(
     r"(?:\"(?P<v>(?:[^\"\\\n]|\\.)*)\""
     r"|'(?P<v2>(?:[^'\\\n]|\\.)*)'"
     r"|\\\"(?P<v3>(?:(?!\\\")[^\n])*)\\\""
     r"|\\'(?P<v4>(?:(?!\\')[^\n])*)\\'"
-    r"|(?P<v5>(?:\\[\"']|[^\s'\"&;,])++)"
+    # A placeholder with spaces in it (`<your password>`, `{{ secrets.token }}`) is one value.
+    r"|(?P<v5>(?:<[^<>\n]*>|\$?\{\{[^}\n]*\}\}|\$\{[^}\n]*\})(?=[\s'\"&;,]|$))"
+    r"|(?P<v6>(?:\\[\"']|[^\s'\"&;,])++)"
     # An opening quote with no closing one (a message cut short): to the end of the line.
-    r"|\"(?P<v6>[^\"\n]++)|'(?P<v7>[^'\n]++))"
+    r"|\"(?P<v7>[^\"\n]++)|'(?P<v8>[^'\n]++))"
 )
 # Possessive name runs: a name is read once, whatever its length, so a long run of
 # identifier characters costs linear time, not quadratic.
@@ -94,7 +101,7 @@ _FLAG_NAME = r"(?<![A-Za-z0-9_-])--?(?P<key>[A-Za-z][A-Za-z0-9_-]*+)(?:=|[ \t]++
 _PLACEHOLDER = re.compile(
     r"(?:\[REDACTED:[a-z0-9-]+\])+|\**|[xX*#.]{3,}|<[^<>]*>|\$\{\{[^}]*\}\}|\$\{[^}]*\}"
     r"|\$\(?[A-Za-z_][A-Za-z0-9_]*\)?|%[A-Za-z_][A-Za-z0-9_]*%|\{\{[^}]*\}\}"
-    r"|[A-Za-z_][\w.]*\(\)?|(?i:null|none|nil|undefined|true|false|redacted|\[redacted\])"
+    r"|[A-Za-z_][\w.]*(?:\(\)?|\[)|(?i:null|none|nil|undefined|true|false|redacted|\[redacted\])"
 )
 _SHORT_INTEGER = re.compile(r"\d{1,6}")
 _NAME_SEGMENTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -112,13 +119,30 @@ _CREDENTIAL_HINTS = frozenset(
 )
 _HIGH_ENTROPY_VALUE = re.compile(r"[A-Za-z0-9+/=_.%-]{20,}")
 _MIN_ENTROPY_BITS = 3.5
+# Every pass that changes the text turns unmarked characters into markers, so the loop
+# ends; two passes are the norm and the cap only bounds it.
+_MAX_PASSES = 8
 
 
 # ── public API ────────────────────────────────────────────────────────────────
 
 
 def redact(text: str) -> str:
-    """`text` with every secret replaced by `[REDACTED:<kind>]`; unchanged when there is none."""
+    """`text` with every secret replaced by `[REDACTED:<kind>]`; unchanged when there is none.
+
+    Runs until nothing more is found: replacing one secret can change what its
+    neighbour looks like (`AccountKey=<key>(` read as a function call before, as a
+    value after), and a second `redact` of a record must change nothing.
+    """
+    for _ in range(_MAX_PASSES):
+        redacted = _redact_once(text)
+        if redacted == text:
+            break
+        text = redacted
+    return text
+
+
+def _redact_once(text: str) -> str:
     findings = find_secrets(text)
     if not findings:
         return text
@@ -183,16 +207,30 @@ def _matches(
             return
         # A match that begins inside a marker reads our own output as context
         # (`[REDACTED:slack-token]:27` is not an assignment to `slack-token`).
-        inside_marker = _inside_marker(match.start(), markers)
-        kind = None if inside_marker else pattern.kind if pattern.decide is None else pattern.decide(match)
-        if kind is None:
+        judged = None if _inside_marker(match.start(), markers) else _judge(pattern, match)
+        if judged is None:
             # A rejected match may hide an accepted one inside it (`foo=password=x`).
             position = match.start() + 1
             continue
-        start, end = _secret_span(match)
+        kind, start, end = judged
         if end > start:
             yield kind, start, end
-        position = max(match.end(), match.start() + 1)
+        position = max(end, match.end(), match.start() + 1)
+
+
+def _judge(pattern: _SecretPattern, match: re.Match[str]) -> tuple[str, int, int] | None:
+    if pattern.decide_assignment is not None:
+        name = match.group("key")
+        if not (is_secret_name(name) or _hints_at_credential(name)):
+            return None
+        value = _VALUE_AFTER_SEPARATOR.match(match.string, match.end())
+        if value is None:
+            return None
+        start, end = _secret_span(value)
+        kind = pattern.decide_assignment(name, match.string[start:end])
+        return None if kind is None else (kind, start, end)
+    kind = pattern.kind if pattern.decide is None else pattern.decide(match)
+    return None if kind is None else (kind, *_secret_span(match))
 
 
 def _inside_marker(position: int, markers: list[tuple[int, int]]) -> bool:
@@ -273,18 +311,19 @@ def _looks_random(value: str) -> bool:
     )
 
 
-def _decide_assignment(match: re.Match[str]) -> str | None:
-    name, value = match.group("key"), _secret_value(match)
+def _hints_at_credential(name: str) -> bool:
+    return any(segment.lower() in _CREDENTIAL_HINTS for segment in _NAME_SEGMENTS.findall(name))
+
+
+def _decide_assignment(name: str, value: str) -> str | None:
     if is_secret_name(name):
         return None if _kept_value(name, value) else "assignment"
-    hinted = any(s.lower() in _CREDENTIAL_HINTS for s in _NAME_SEGMENTS.findall(name))
-    if hinted and _looks_random(value) and not _MARKER.search(value):
+    if _looks_random(value) and not _MARKER.search(value):
         return "high-entropy"
     return None
 
 
-def _decide_flag(match: re.Match[str]) -> str | None:
-    name, value = match.group("key"), _secret_value(match)
+def _decide_flag(name: str, value: str) -> str | None:
     if is_secret_name(name) and not _kept_value(name, value):
         return "assignment"
     return None
@@ -314,119 +353,56 @@ def _decide_authorization(match: re.Match[str]) -> str | None:
 
 
 def _redact_field(key: object, value: object) -> object:
-    if isinstance(key, str) and isinstance(value, str) and is_secret_name(key):
-        if not _kept_value(key, value) and not _MARKER.fullmatch(value):
-            return "[REDACTED:assignment]"
+    if isinstance(key, str) and isinstance(value, str) and is_secret_name(key) and not _kept_value(key, value):
+        return "[REDACTED:assignment]"
     return redact_value(value)
 
 
 # ── the patterns, most specific first (on overlap the earlier kind is reported) ──
 
-
-def _compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile(pattern, flags)
-
-
+_PRIVATE_KEY_LABEL = r"(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
 _PATTERNS: tuple[_SecretPattern, ...] = (
-    _SecretPattern(
-        "private-key",
-        # A block whose END was cut off (a truncated log) is redacted to the end of text.
-        _compile(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*\Z)",
-            re.DOTALL,
-        ),
-    ),
-    _SecretPattern(
-        "aws-access-key",
-        _compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])"),
-    ),
-    _SecretPattern(
-        "aws-secret",
-        _compile(
-            r"(?<![A-Za-z0-9])(?i:aws)[A-Za-z0-9_.-]{0,30}?(?i:secret)[A-Za-z0-9_.-]{0,30}?"
-            r"(?:\\?[\"'])?[ \t]*(?::=|=>|=|:)?[ \t]*(?:\\?[\"'])?"
-            r"(?P<v>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
-        ),
-    ),
-    _SecretPattern(
-        "github-token",
-        _compile(
-            rf"{_NOT_WORD_BEFORE}(?:gh[pousr]_[A-Za-z0-9]{{36,251}}|github_pat_[A-Za-z0-9_]{{22,255}})"
-            rf"{_NOT_WORD_AFTER}"
-        ),
-    ),
-    _SecretPattern(
-        "gitlab-token",
-        _compile(rf"{_NOT_TOKEN_BEFORE}gl(?:pat|dt|rt|ptt|soat|ft)-[A-Za-z0-9_-]{{20,}}+"),
-    ),
-    _SecretPattern(
-        "slack-webhook",
-        _compile(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9_/+-]{20,})"),
-    ),
-    _SecretPattern(
-        "slack-token",
-        _compile(rf"{_NOT_TOKEN_BEFORE}(?:xox[abposre]-[A-Za-z0-9-]{{10,}}+|xapp-\d-[A-Za-z0-9-]{{10,}}+)"),
-    ),
-    _SecretPattern(
-        "stripe-key",
-        _compile(
-            rf"{_NOT_WORD_BEFORE}(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{{16,}}|whsec_[A-Za-z0-9]{{24,}})"
-            rf"{_NOT_WORD_AFTER}"
-        ),
-    ),
-    _SecretPattern("google-api-key", _compile(rf"{_NOT_TOKEN_BEFORE}AIza[0-9A-Za-z_-]{{35}}{_NOT_TOKEN_AFTER}")),
-    _SecretPattern("anthropic-key", _compile(rf"{_NOT_TOKEN_BEFORE}sk-ant-[A-Za-z0-9_-]{{20,}}+")),
-    _SecretPattern(
-        "openai-key",
-        _compile(rf"{_NOT_TOKEN_BEFORE}sk-(?!ant-)[A-Za-z0-9_-]{{20,}}+"),
-        _decide_openai,
-    ),
-    _SecretPattern("huggingface-token", _compile(rf"{_NOT_WORD_BEFORE}hf_[A-Za-z0-9]{{30,}}{_NOT_WORD_AFTER}")),
-    _SecretPattern("npm-token", _compile(rf"{_NOT_WORD_BEFORE}npm_[A-Za-z0-9]{{36}}{_NOT_WORD_AFTER}")),
-    _SecretPattern("pypi-token", _compile(rf"{_NOT_TOKEN_BEFORE}pypi-AgE[A-Za-z0-9_-]{{50,}}+")),
-    _SecretPattern("twilio", _compile(rf"{_NOT_WORD_BEFORE}(?:AC|SK)[0-9a-f]{{32}}{_NOT_WORD_AFTER}")),
-    _SecretPattern(
-        "sendgrid",
-        _compile(rf"{_NOT_TOKEN_BEFORE}SG\.[A-Za-z0-9_-]{{16,32}}\.[A-Za-z0-9_-]{{16,64}}{_NOT_TOKEN_AFTER}"),
-    ),
-    _SecretPattern(
-        "jwt",
-        _compile(rf"{_NOT_TOKEN_BEFORE}eyJ[A-Za-z0-9_-]{{8,}}+\.[A-Za-z0-9_-]{{8,}}+\.[A-Za-z0-9_-]*+"),
-    ),
-    _SecretPattern(
-        "azure-storage-key",
-        _compile(
-            r"(?i:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/=]{20,})"
-            r"|(?<=[?&;])sig=(?P<v2>[A-Za-z0-9%+/=]{20,})"
-        ),
-    ),
-    _SecretPattern(
-        "url-password",
-        _compile(
-            r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,30}://"
-            r"(?P<user>[^\s:/@?#'\"\[\]]*+):(?P<v>[^\s/@?#'\"]++)@(?=[A-Za-z0-9\[])"
-        ),
-        _unless_placeholder("url-password"),
-    ),
-    _SecretPattern(
-        "authorization-header",
-        _compile(
-            r"(?i)(?<![A-Za-z0-9_-])(?:proxy-)?authorization(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?"
-            r"(?:(?:bearer|basic|token|bot|apikey|key|sso-key)[ \t]+(?P<v>[^\s'\",;\\]+)"
-            r"|(?:digest|aws4-hmac-sha256|hoba|mutual|negotiate|ntlm|hmac|oauth)[ \t]+(?P<v2>[^\r\n'\"]+)"
-            r"|(?P<bare>(?P<v3>[^\s'\",;\\]{12,})))"
-        ),
-        _decide_authorization,
-    ),
-    _SecretPattern(
-        "authorization-header",
-        _compile(
-            r"(?i)(?<![A-Za-z0-9_-])(?:x-)?(?:api-key|auth-token|access-token|api-token|goog-api-key)"
-            r"(?:\\?[\"'])?[ \t]*:[ \t]*(?:\\?[\"'])?(?P<v>[^\s'\",;\\]+)"
-        ),
-        _unless_placeholder("authorization-header"),
-    ),
-    _SecretPattern("assignment", _compile(_ASSIGNED_NAME + _VALUE), _decide_assignment),
-    _SecretPattern("assignment", _compile(_FLAG_NAME + _VALUE), _decide_flag),
+    # A block whose END was cut off (a truncated log) is redacted to the end of the text.
+    _SecretPattern("private-key", re.compile(
+        rf"-----BEGIN {_PRIVATE_KEY_LABEL}(?:.*?-----END {_PRIVATE_KEY_LABEL}|.*\Z)", re.DOTALL)),
+    _SecretPattern("aws-access-key", re.compile(
+        r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])")),
+    _SecretPattern("aws-secret", re.compile(
+        r"(?<![A-Za-z0-9])(?i:aws)[A-Za-z0-9_.-]{0,30}?(?i:secret)[A-Za-z0-9_.-]{0,30}?"
+        r"(?:\\?[\"'])?[ \t]*(?::=|=>|=|:)?[ \t]*(?:\\?[\"'])?(?P<v>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])")),
+    _SecretPattern("github-token", re.compile(
+        rf"{_NOT_WORD_BEFORE}(?:gh[pousr]_[A-Za-z0-9]{{36,251}}|github_pat_[A-Za-z0-9_]{{22,255}}){_NOT_WORD_AFTER}")),
+    _SecretPattern("gitlab-token", re.compile(rf"{_NOT_TOKEN_BEFORE}gl(?:pat|dt|rt|ptt|soat|ft)-[A-Za-z0-9_-]{{20,}}+")),
+    _SecretPattern("slack-webhook", re.compile(
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9_/+-]{20,})")),
+    _SecretPattern("slack-token", re.compile(
+        rf"{_NOT_TOKEN_BEFORE}(?:xox[abposre]-[A-Za-z0-9-]{{10,}}+|xapp-\d-[A-Za-z0-9-]{{10,}}+)")),
+    _SecretPattern("stripe-key", re.compile(
+        rf"{_NOT_WORD_BEFORE}(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{{16,}}|whsec_[A-Za-z0-9]{{24,}}){_NOT_WORD_AFTER}")),
+    _SecretPattern("google-api-key", re.compile(rf"{_NOT_TOKEN_BEFORE}AIza[0-9A-Za-z_-]{{35}}{_NOT_TOKEN_AFTER}")),
+    _SecretPattern("anthropic-key", re.compile(rf"{_NOT_TOKEN_BEFORE}sk-ant-[A-Za-z0-9_-]{{20,}}+")),
+    _SecretPattern("openai-key", re.compile(rf"{_NOT_TOKEN_BEFORE}sk-(?!ant-)[A-Za-z0-9_-]{{20,}}+"), _decide_openai),
+    _SecretPattern("huggingface-token", re.compile(rf"{_NOT_WORD_BEFORE}hf_[A-Za-z0-9]{{30,}}{_NOT_WORD_AFTER}")),
+    _SecretPattern("npm-token", re.compile(rf"{_NOT_WORD_BEFORE}npm_[A-Za-z0-9]{{36}}{_NOT_WORD_AFTER}")),
+    _SecretPattern("pypi-token", re.compile(rf"{_NOT_TOKEN_BEFORE}pypi-AgE[A-Za-z0-9_-]{{50,}}+")),
+    _SecretPattern("twilio", re.compile(rf"{_NOT_WORD_BEFORE}(?:AC|SK)[0-9a-f]{{32}}{_NOT_WORD_AFTER}")),
+    _SecretPattern("sendgrid", re.compile(
+        rf"{_NOT_TOKEN_BEFORE}SG\.[A-Za-z0-9_-]{{16,32}}\.[A-Za-z0-9_-]{{16,64}}{_NOT_TOKEN_AFTER}")),
+    _SecretPattern("jwt", re.compile(
+        rf"{_NOT_TOKEN_BEFORE}eyJ[A-Za-z0-9_-]{{8,}}+\.[A-Za-z0-9_-]{{8,}}+\.[A-Za-z0-9_-]*+")),
+    _SecretPattern("azure-storage-key", re.compile(
+        r"(?i:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/=]{20,})|(?<=[?&;])sig=(?P<v2>[A-Za-z0-9%+/=]{20,})")),
+    _SecretPattern("url-password", re.compile(
+        r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,30}://"
+        r"(?P<user>[^\s:/@?#'\"\[\]]*+):(?P<v>[^\s/@?#'\"]++)@(?=[A-Za-z0-9\[])"), _unless_placeholder("url-password")),
+    _SecretPattern("authorization-header", re.compile(
+        r"(?i)(?<![A-Za-z0-9_-])(?:proxy-)?authorization(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?"
+        r"(?:(?:bearer|basic|token|bot|apikey|key|sso-key)[ \t]+(?P<v>[^\s'\",;\\]+)"
+        r"|(?:digest|aws4-hmac-sha256|hoba|mutual|negotiate|ntlm|hmac|oauth)[ \t]+(?P<v2>[^\r\n'\"]+)"
+        r"|(?P<bare>(?P<v3>[^\s'\",;\\]{12,})))"), _decide_authorization),
+    _SecretPattern("authorization-header", re.compile(
+        r"(?i)(?<![A-Za-z0-9_-])(?:x-)?(?:api-key|auth-token|access-token|api-token|goog-api-key)"
+        r"(?:\\?[\"'])?[ \t]*:[ \t]*(?:\\?[\"'])?(?P<v>[^\s'\",;\\]+)"), _unless_placeholder("authorization-header")),
+    _SecretPattern("assignment", re.compile(_ASSIGNED_NAME), decide_assignment=_decide_assignment),
+    _SecretPattern("assignment", re.compile(_FLAG_NAME), decide_assignment=_decide_flag),
 )

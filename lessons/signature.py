@@ -91,8 +91,12 @@ _STAGE_ONE_RULES: tuple[tuple[str, str], ...] = (
         r")(?![\w])",
     ),
     ("clock", rf"(?<![\w.:])\d{{1,2}}:\d{{2}}:\d{{2}}(?:[.,]\d{{1,9}})?(?:\s?[AP]M)?(?![\w:])"),
+    # Seconds or milliseconds since 1970 from 2001 on; counts that long are not meaning.
     ("epoch", r"(?<![\w.])\d{10,13}(?:\.\d{1,9})?(?![\w.])"),
+    # Heap addresses have 9+ hex digits; `0x80070005` and other 8-digit values are error
+    # codes and flags, which tell failures apart.
     ("address", r"(?<![0-9A-Za-z])0[xX][0-9a-fA-F]{9,16}(?![0-9A-Za-z])"),
+    # A letter and a digit both: `deadbeef` and `1234567` are a word and a number.
     (
         "hex",
         r"(?<![0-9A-Za-z])(?=[0-9a-fA-F]*[a-fA-F])(?=[0-9a-fA-F]*[0-9])[0-9a-fA-F]{7,128}(?![0-9A-Za-z])",
@@ -219,10 +223,7 @@ def _token_with_rest(token: str, rest: str, *, drop_volatile: bool) -> str:
     body, trailing = _split_trailing_dots(rest)
     parts = [part for part in re.split(_SEP, body) if part]
     if drop_volatile:
-        parts = [
-            part for index, part in enumerate(parts)
-            if not _looks_generated(part, is_basename=index == len(parts) - 1)
-        ]
+        parts = _without_generated(parts, ends_with_file=not re.search(rf"{_SEP}$", body))
     if not parts:
         return token + trailing
     return f"{token}/{_normalise_once('/'.join(parts))}{trailing}"
@@ -232,6 +233,17 @@ def _split_trailing_dots(path: str) -> tuple[str, str]:
     # "... in /tmp/x/a.py." ends a sentence; the full stop is not part of the file name.
     body = path.rstrip(".")
     return body, path[len(body):]
+
+
+def _without_generated(parts: list[str], *, ends_with_file: bool) -> list[str]:
+    kept = []
+    for index, part in enumerate(parts):
+        # pytest's `pytest-<n>/<test name><n>`: the test's directory is generated too.
+        below_numbered_run = index > 0 and re.fullmatch(r"pytest-\d+", parts[index - 1]) is not None
+        is_basename = ends_with_file and index == len(parts) - 1
+        if not below_numbered_run and not _looks_generated(part, is_basename=is_basename):
+            kept.append(part)
+    return kept
 
 
 def _looks_generated(name: str, *, is_basename: bool) -> bool:

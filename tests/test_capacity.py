@@ -297,13 +297,14 @@ def test_the_end_of_a_run_reclaims_the_journal_it_grew(tmp_path: Path, cli):
         "failres: consolidate journal/rr (archived 3)"
 
 
-def test_a_bad_policy_override_never_fails_a_finished_run(tmp_path: Path, cli, monkeypatch):
+def test_a_bad_policy_override_is_refused_before_anything_runs(tmp_path: Path, cli, monkeypatch):
     project = Project.create(tmp_path)
     project.configure(implementer=[{"write": {"src/calc.py": FIXED}}])
     monkeypatch.setenv("FAILRES_POLICY_MAX_LESSONS", "zero")
     result = cli(project.top, "run", str(project.plan()), "--quiet")
-    assert result.code == 0, result.err
-    assert project.types()[-1] == "task-committed"
+    assert result.code == 2
+    assert result.err.startswith("error: ") and "FAILRES_POLICY_MAX_LESSONS" in result.err
+    assert project.types() == [] and project.calls("impl") == 0
 
 
 
