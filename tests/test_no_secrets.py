@@ -197,6 +197,38 @@ def lessons_import(project: Project, tmp: Path, lines: list[str], cli) -> None:
     assert result.code == 0, result.err
 
 
+def _transcript_of(lines: list[str], tmp: Path) -> Path:
+    """A generic-format session in which a person steers with each line, one turn apiece."""
+    messages = [{"format": "failres.transcript/1", "session_id": "canaries", "kind": "interactive",
+                 "cwd": str(tmp)}, {"role": "user", "text": "Fix the parser."}]
+    for n, line in enumerate(lines):
+        messages.append({"role": "assistant", "text": f"step {n}: reading the parser"})
+        messages.append({"role": "user", "text": line})
+    path = tmp / "session.jsonl"
+    path.write_text("".join(json.dumps(m) + "\n" for m in messages))
+    return path
+
+
+@write_path
+def reflections(project: Project, tmp: Path, lines: list[str], cli) -> None:
+    """`git failres reflect` of a transcript whose person speaks the lines."""
+    result = cli(project.top, "reflect", str(_transcript_of(lines, tmp)), "--no-edits")
+    assert result.code == 0, result.err
+
+
+@write_path
+def proposals_and_rules(project: Project, tmp: Path, lines: list[str], cli) -> None:
+    """`learn` turns the person's words into a proposal; accepting it writes a rules file."""
+    assert cli(project.top, "reflect", str(_transcript_of(lines, tmp)), "--no-edits").code == 0
+    learned = cli(project.top, "learn")
+    assert learned.code == 0, learned.err
+    listed = json.loads(cli(project.top, "proposals", "list", "--json").out)
+    pending = [p for p in listed if p.get("status") == "pending"]
+    if pending:
+        accepted = cli(project.top, "proposals", "accept", pending[0]["id"])
+        assert accepted.code == 0, accepted.err
+
+
 # ---- the test ----
 
 @pytest.mark.parametrize("path", sorted(WRITE_PATHS))
