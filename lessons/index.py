@@ -10,9 +10,9 @@ The index is never authoritative. It lives at
 commit it reflects, and every answer could be recomputed from the store:
 
 - before each answer it is brought up to the store tip from the tree diff
-  between the commit it reflects and the tip (identical subtrees are skipped, so
-  the cost follows the size of the change, not of the store), re-folding only
-  the records whose files changed;
+  between the commit it reflects and the tip (`lessons.treediff`: identical
+  subtrees are skipped, so the cost follows the size of the change, not of the
+  store), re-folding only the records whose files changed;
 - it is rebuilt from the tip when it is missing, unreadable (any file that is not
   a sound SQLite database of this schema), or when the commit it reflects is not
   an ancestor of the tip (the ref was reset or rewritten behind its back);
@@ -43,6 +43,7 @@ from lessons.errors import CorruptRecord
 from lessons.index_db import IndexCorrupt, connect, delete_row, discard, insert_row, is_corrupt
 from lessons.records import AMEND_SEP, decode, fold
 from lessons.store import Store
+from lessons.treediff import tree_changes
 
 log = logging.getLogger(__name__)
 
@@ -182,7 +183,7 @@ class StoreIndex:
         else:
             assert tip is not None
             touched: dict[str, set[str]] = {}
-            for path, _, _ in self.store.diff_changes(base, tip.tree):
+            for path, _, _ in tree_changes(self.store.repo, base, tip.tree):
                 place = parse_record_path(path)
                 if place is not None:
                     touched.setdefault(place.directory, set()).add(place.record)

@@ -60,9 +60,13 @@ def store_signature(repo: pygit2.Repository) -> pygit2.Signature:
 
 @dataclass(frozen=True)
 class Change:
-    """What one write does to the tree: files to put and paths to delete."""
+    """What one write does to the tree: files to put and paths to delete.
 
-    puts: Mapping[str, bytes] = field(default_factory=dict)
+    A put is the file's bytes, or the id of a blob already in the repository (a
+    merge or an undo moves existing blobs and need not write them again).
+    """
+
+    puts: Mapping[str, bytes | pygit2.Oid] = field(default_factory=dict)
     deletes: frozenset[str] = frozenset()
 
     def is_empty(self) -> bool:
@@ -277,7 +281,7 @@ class Store:
 
     def apply(self, base: pygit2.Tree | None, change: Change) -> pygit2.Oid:
         """The id of `base` with `change` applied, writing only touched trees."""
-        entries: list[tuple[tuple[str, ...], bytes | None]] = []
+        entries: list[tuple[tuple[str, ...], bytes | pygit2.Oid | None]] = []
         for path, data in change.puts.items():
             entries.append((_split(path), data))
         for path in change.deletes:
@@ -285,7 +289,8 @@ class Store:
                 entries.append((_split(path), None))
         return self._apply_tree(base, entries)
 
-    def _apply_tree(self, base: pygit2.Tree | None, entries: list[tuple[tuple[str, ...], bytes | None]]) -> pygit2.Oid:
+    def _apply_tree(self, base: pygit2.Tree | None,
+                    entries: list[tuple[tuple[str, ...], bytes | pygit2.Oid | None]]) -> pygit2.Oid:
         builder = self.repo.TreeBuilder(base) if base is not None else self.repo.TreeBuilder()
         for name, items in _group(entries).items():
             here = [(rest, value) for rest, value in items if not rest]
@@ -297,7 +302,8 @@ class Store:
                     if existing is not None and existing.filemode != _TREE:
                         builder.remove(name)
                 else:
-                    builder.insert(name, self.repo.create_blob(value), _BLOB)
+                    blob = value if isinstance(value, pygit2.Oid) else self.repo.create_blob(value)
+                    builder.insert(name, blob, _BLOB)
                 continue
             sub = None
             if existing is not None and existing.filemode == _TREE:
@@ -314,6 +320,17 @@ class Store:
             else:
                 builder.insert(name, new_sub, _TREE)
         return builder.write()
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold back every failres writer of this ref (they wait, then rebuild on what they find)."""
+        with self._ref_lock():
+            self._remove_stale_ref_lock()
+            yield
+
+    def compare_and_swap(self, expected: pygit2.Oid | None, new: pygit2.Oid, reason: str) -> bool:
+        """Move the ref from `expected` to `new`; False when it had moved meanwhile."""
+        return self._compare_and_swap(expected, new, reason)
 
     @contextmanager
     def _ref_lock(self) -> Iterator[None]:
@@ -368,123 +385,35 @@ class Store:
 
     # ── history operations ───────────────────────────────────────────────
 
-    def diff_changes(self, old: pygit2.Tree | None, new: pygit2.Tree | None) -> Iterator[tuple[str, pygit2.Oid | None, pygit2.Oid | None]]:
-        """(path, old blob, new blob) for every file that differs; identical subtrees are skipped."""
-        if old is None and new is None:
-            return
-        empty = self.repo[self.repo.TreeBuilder().write()]
-        diff = self.repo.diff(old or empty, new or empty)
-        zero = pygit2.Oid(hex="0" * 40)
-        for delta in diff.deltas:
-            a = delta.old_file.id if delta.old_file.id != zero else None
-            b = delta.new_file.id if delta.new_file.id != zero else None
-            yield (delta.new_file.path or delta.old_file.path), a, b
+    def diff_changes(self, old: pygit2.Tree | None, new: pygit2.Tree | None
+                     ) -> Iterator[tuple[str, pygit2.Oid | None, pygit2.Oid | None]]:
+        """(path, old blob, new blob) for every file that differs, at a cost that follows the change."""
+        from lessons.treediff import tree_changes
+
+        yield from tree_changes(self.repo, old, new)
 
     def undo(self, rev: str) -> pygit2.Oid:
-        """Revert exactly one store commit, as a new commit on the tip."""
-        target = self.commit_at(rev)
-        if target is None or not self._reachable(target.id):
-            msg = f"{rev} is not a commit of the store {self.ref}"
-            raise NotFound(msg)
-        if len(target.parents) != 1:
-            msg = f"{rev} is a {'merge' if target.parents else 'root'} commit; undo takes one ordinary store commit"
-            raise InvalidInput(msg, hint="revert the individual writes instead")
-        parent = target.parents[0]
-        changes = list(self.diff_changes(parent.tree, target.tree))
+        """Revert exactly one store commit, as a new commit on the tip (see `lessons.history`)."""
+        from lessons.history import undo_commit
 
-        def inverse(tip: pygit2.Commit | None) -> Change:
-            puts: dict[str, bytes] = {}
-            deletes: set[str] = set()
-            conflicts: list[str] = []
-            for path, before, after in changes:
-                now = _entry_id(tip.tree, path) if tip else None
-                if now != after:
-                    if now == before:
-                        continue  # already undone by a later write
-                    conflicts.append(path)
-                elif before is None:
-                    deletes.add(path)
-                else:
-                    puts[path] = self.repo[before].data
-            if conflicts:
-                msg = f"cannot undo {str(target.id)[:12]}: later writes changed {', '.join(sorted(conflicts)[:3])}"
-                raise InvalidInput(msg, hint="undo the later writes first (see git log -p " + self.ref + ")")
-            return Change(puts, frozenset(deletes))
+        return undo_commit(self, rev)
 
-        summary = target.message.splitlines()[0] if target.message else ""
-        oid = self.commit(inverse, f'failres: undo {str(target.id)[:12]} "{summary}"')
-        if oid is None:
-            msg = f"{str(target.id)[:12]} is already undone"
-            raise InvalidInput(msg)
-        return oid
+    def merge(self, other: pygit2.Oid | str, message: str | None = None,
+              settle: Callable[[pygit2.Tree], Change] | None = None) -> pygit2.Oid | None:
+        """Join another line of this store into the local tip (see `lessons.history`)."""
+        from lessons.history import merge_line
 
-    def _reachable(self, oid: pygit2.Oid) -> bool:
+        return merge_line(self, other, message, settle)
+
+    def reachable(self, oid: pygit2.Oid) -> bool:
+        """Whether `oid` is the tip or one of its ancestors."""
         tip = self.tip()
         if tip is None:
             return False
         return tip == oid or self.repo.descendant_of(tip, oid)
 
-    def merge(self, other: pygit2.Oid | str, message: str | None = None,
-              settle: Callable[[pygit2.Tree], Change] | None = None) -> pygit2.Oid | None:
-        """Join another line of this store into the local tip: one merge commit.
 
-        The rule is a union: every file added on either side is kept; a file the
-        other side deleted (archived) is deleted here unless this side changed it.
-        Where both sides wrote the same path with different bytes, the blob with the
-        smaller id wins, so both merge orders give the same tree; the other version
-        stays in the history of its parent. `settle` may add a follow-up change
-        computed from the merged tree (records that must move together).
-        """
-        theirs = self.commit_at(str(other))
-        if theirs is None:
-            msg = f"nothing to merge at {other}"
-            raise NotFound(msg)
-        self.ensure()
-        for attempt in range(MAX_CAS_ATTEMPTS):
-            ours = self.commit_at()
-            assert ours is not None
-            if ours.id == theirs.id or self.repo.descendant_of(ours.id, theirs.id):
-                return None
-            if self.repo.descendant_of(theirs.id, ours.id):
-                if self._compare_and_swap(ours.id, theirs.id, "failres: fast-forward store"):
-                    return theirs.id
-                continue
-            base_id = self.repo.merge_base(ours.id, theirs.id)
-            base_tree = self.repo[base_id].tree if base_id else None
-            tree = self.apply(ours.tree, self._union_change(base_tree, ours.tree, theirs.tree))
-            if settle is not None:
-                extra = settle(self.repo[tree])
-                if not extra.is_empty():
-                    tree = self.apply(self.repo[tree], extra)
-            sig = self.signature()
-            text = message or f"failres: merge store {str(theirs.id)[:12]} into {str(ours.id)[:12]}"
-            oid = self.repo.create_commit(None, sig, sig, text + "\n", tree, [ours.id, theirs.id])
-            if self._compare_and_swap(ours.id, oid, text.splitlines()[0]):
-                return oid
-            time.sleep(min(0.05, 0.001 * (attempt + 1)) * random.random())
-        msg = f"the store ref {self.ref} kept moving during a merge"
-        raise StoreBusy(msg, hint="nothing was lost; run the command again")
-
-    def _union_change(self, base: pygit2.Tree | None, ours: pygit2.Tree, theirs: pygit2.Tree) -> Change:
-        puts: dict[str, bytes] = {}
-        deletes: set[str] = set()
-        for path, before, after in self.diff_changes(base, theirs):
-            mine = _entry_id(ours, path)
-            if after is None:
-                if mine == before:  # they deleted it and we left it alone
-                    deletes.add(path)
-                continue
-            if mine is None or mine == before:
-                # A file they added (or changed) that we did not touch; also a file we
-                # deleted and they changed keeps their newer version: nothing is lost.
-                if mine != after:
-                    puts[path] = self.repo[after].data
-            elif mine != after and str(after) < str(mine):
-                puts[path] = self.repo[after].data
-        return Change(puts, frozenset(deletes))
-
-
-def _entry_id(tree: pygit2.Tree, path: str) -> pygit2.Oid | None:
+def entry_id(tree: pygit2.Tree, path: str) -> pygit2.Oid | None:
     try:
         return tree[path].id
     except KeyError:

@@ -175,6 +175,21 @@ def test_a_corrupt_record_file_is_skipped_and_reported(store: Store) -> None:
     assert_index_agrees(store)
 
 
+def test_the_tree_diff_lists_what_a_full_libgit2_diff_lists(store: Store) -> None:
+    from lessons.treediff import tree_changes
+
+    before = store.commit_at()
+    first = store_lessons(store)[0]
+    path = f"lessons/{first['id'][:2]}/{first['id'][2:4]}/{first['id']}.json"
+    gone = next(p for p, _ in store.walk("decisions"))
+    store.commit(Change({f"archive/{path}": store.read_bytes(path), "lessons/ab/cd/abcd000000000000.json": b"{}\n",
+                         "journal/s1/new.json": b"{}\n"}, frozenset({path, gone})), "failres: a mix")
+    after = store.commit_at()
+    for old, new in ((before.tree, after.tree), (after.tree, before.tree), (None, after.tree), (after.tree, None)):
+        assert sorted(tree_changes(store.repo, old, new)) == sorted(store.diff_changes(old, new))
+    assert list(tree_changes(store.repo, after.tree, after.tree)) == []
+
+
 def test_only_canonical_record_paths_are_indexed() -> None:
     assert parse_record_path("lessons/ab/cd/abcd000000000000.json").record == "abcd000000000000"
     assert parse_record_path("lessons/ab/cd/abcd000000000000+ffff000000000000.json").record == "abcd000000000000"

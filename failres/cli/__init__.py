@@ -29,6 +29,7 @@ def _register() -> None:
     from failres.cli import decisions_cmds, hooks_cmds, land_cmds, lessons_cmds  # noqa: F401
     from failres.cli import report_cmd  # noqa: F401
     from failres.cli import demo_cmd  # noqa: F401
+    from failres.cli import sync_cmds  # noqa: F401
     from failres.cli import facts_cmds, knowledge_cmds, policy_cmds  # noqa: F401
     from failres.cli import learning_cmds  # noqa: F401
 
