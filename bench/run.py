@@ -1,0 +1,222 @@
+"""The benchmark suite: one table, every figure a ratio against a baseline timed in the same run.
+
+    python bench/run.py [--quick]
+
+Builds its own data (in a temporary directory; the 50,000-file repository of the
+scope row is cached under bench/out/) and prints one row per measure. `--quick`
+uses small sizes so the whole suite runs in seconds (a smoke test runs it); its
+ratios are not the ones to quote. bench/README.md says what each row measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH.parent))
+sys.path.insert(0, str(BENCH))
+# The hooks call `git failres`: the suite measures this installation's, not whatever is on PATH.
+os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
+# No automatic `git gc`: it would land, detached, in whichever timing happened to trigger it
+# (and still be writing into a repository when the suite removes it).
+os.environ.update({"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "gc.auto", "GIT_CONFIG_VALUE_0": "0"})
+
+import bench_store  # noqa: E402  (sets the bench's git identity)
+from lessons.lesson import stamp_put  # noqa: E402
+from lessons.records import change_of, record_put  # noqa: E402
+from lessons.retrieval import relevant_lessons  # noqa: E402
+from lessons.store import Store  # noqa: E402
+
+ROWS = ("store append", "append at big vs small", "retrieval at big vs small", "scope check", "hook overhead",
+        "sync of diverged stores")
+
+
+@dataclass(frozen=True)
+class Sizes:
+    appends: int  # timed appends per store
+    small: int  # records in the small store
+    big: int  # records in the big store
+    queries: int  # timed retrievals per store
+    scope_files_per_directory: int  # x 500 directories; 100 is the real 50,000
+    rounds: int  # best-of / median-of repetitions
+    sync_records: int  # per side
+
+
+FULL = Sizes(appends=300, small=1_000, big=100_000, queries=50, scope_files_per_directory=100, rounds=15,
+             sync_records=10_000)
+QUICK = Sizes(appends=10, small=100, big=1_000, queries=5, scope_files_per_directory=8, rounds=2,
+              sync_records=200)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One measure: what was timed, the baseline it is compared with, and their ratio."""
+
+    name: str
+    what: str
+    measured: str
+    baseline: str
+    ratio: str
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f} ms" if seconds < 0.1 else f"{seconds * 1000:.0f} ms"
+
+
+def ratio(measured: float, baseline: float) -> str:
+    return f"{measured / baseline:.2f}x" if baseline > 0 else "-"
+
+
+# ---- the rows ----
+
+
+def fill_lessons(store: Store, count: int) -> None:
+    """`count` lessons, every fourth resolved (retrieval returns resolved lessons only)."""
+    def changes():
+        for n in range(count):
+            doc = bench_store.lesson(n)
+            if n % 4 == 0:
+                doc["resolved_by"] = ["unknown"]
+            yield change_of([record_put("lessons", doc)])
+
+    store.commit_batches(changes(), "failres: bench fill", batch_size=10_000)
+
+
+def time_retrieval(store: Store, queries: int) -> tuple[float, float]:
+    """(first query: the index is built, median query after a fresh stamped append)."""
+    start = time.perf_counter()
+    relevant_lessons(store, "gate-not-green-after-fixer")
+    first = time.perf_counter() - start
+    times = []
+    for n in range(queries):
+        doc = {**bench_store.lesson(n), "ts": f"2030-01-01T00:00:00.{n:06d}Z"}  # newer than the fill
+        store.commit(change_of([record_put("lessons", doc),
+                                stamp_put(doc["id"], ["unknown"], doc["ts"], "0" * 40)]), "failres: bench stamp")
+        start = time.perf_counter()
+        found = relevant_lessons(store, "gate-not-green-after-fixer")
+        times.append(time.perf_counter() - start)
+        if doc["id"] not in [d["id"] for d in found]:
+            raise SystemExit("retrieval missed the lesson written just before it")
+    return first, statistics.median(times)
+
+
+def store_rows(root: Path, sizes: Sizes) -> list[Row]:
+    per_note = bench_store.time_notes(bench_store.new_repo(root, "notes"), sizes.appends)
+    small = Store(bench_store.new_repo(root, "small"))
+    fill_lessons(small, sizes.small)
+    big = Store(bench_store.new_repo(root, "big"))
+    fill_lessons(big, sizes.big)
+    for store in (small, big):
+        bench_store.time_appends(store, 5)  # warm-up: the first appends of a process pay for loading
+    per_small = bench_store.time_appends(small, sizes.appends)
+    per_big = bench_store.time_appends(big, sizes.appends)
+    build_small, query_small = time_retrieval(small, sizes.queries)
+    build_big, query_big = time_retrieval(big, sizes.queries)
+    print(f"index built in {build_small:.2f} s ({sizes.small:,}) and {build_big:.2f} s ({sizes.big:,})",
+          file=sys.stderr)
+    return [
+        Row(ROWS[0], f"one record, {sizes.small:,}-record store", ms(per_small), f"git notes add {ms(per_note)}",
+            ratio(per_small, per_note)),
+        Row(ROWS[1], f"one record at {sizes.big:,} vs {sizes.small:,}", ms(per_big), ms(per_small),
+            ratio(per_big, per_small)),
+        Row(ROWS[2], f"relevant lessons at {sizes.big:,} vs {sizes.small:,}", ms(query_big), ms(query_small),
+            ratio(query_big, query_small)),
+    ]
+
+
+def scope_row(root: Path, sizes: Sizes) -> Row:
+    import bench_scope as scope
+
+    if sizes.scope_files_per_directory != scope.FILES_PER_DIRECTORY:
+        # A smaller repository in this run's directory; the cached 50,000 files stay as they are.
+        out = root / "scope"
+        scope.OUT, scope.REPO, scope.WORKTREE, scope.BUILT_MARKER = out, out / "repo", out / "task", out / "built"
+        scope.FILES_PER_DIRECTORY = sizes.scope_files_per_directory
+    scope.build_repository()
+    scope.make_clean()
+    baseline = scope.gitops.capture_baseline(scope.WORKTREE)
+    scope.seat_changes()
+    if scope.gitops.changed_paths(scope.WORKTREE, baseline).paths != scope.EXPECTED:
+        raise SystemExit("the scope check found the wrong paths")
+    status = check = float("inf")
+    for _ in range(sizes.rounds):  # interleaved, so drift in the machine's load hits both alike
+        status = min(status, scope.best_ms(scope.git_status, 1))
+        check = min(check, scope.best_ms(lambda: scope.gitops.changed_paths(scope.WORKTREE, baseline), 1))
+    files = scope.DIRECTORIES * scope.FILES_PER_DIRECTORY
+    return Row(ROWS[3], f"{files:,} files, 6 changed", f"{check:.0f} ms", f"git status --porcelain {status:.0f} ms",
+               ratio(check, status))
+
+
+def hook_row(root: Path, sizes: Sizes) -> Row:
+    if importlib.util.find_spec("failres.hookrun") is None or not (BENCH / "bench_lessons.py").exists():
+        return Row(ROWS[4], "post-merge hook", "not available", "-", "-")
+    import bench_lessons
+
+    hook, pygit2_import = bench_lessons.non_task_merge_hook(root, max(3, sizes.rounds))
+    return Row(ROWS[4], "post-merge hook, non-task merge", ms(hook), f'python -c "import pygit2" {ms(pygit2_import)}',
+               ratio(hook, pygit2_import))
+
+
+def sync_row(root: Path, sizes: Sizes) -> Row:
+    import bench_sync
+
+    (root / "sync").mkdir()
+    times = bench_sync.measure(root / "sync", sizes.sync_records)
+    return Row(ROWS[5], f"{times.records:,} + {times.records:,} records, fetch + merge + push",
+               f"{times.sync:.2f} s", f"git fetch {times.fetch:.2f} s", ratio(times.sync, times.fetch))
+
+
+# ---- the table ----
+
+
+def run_row(build: Callable[[], Row | list[Row]], names: tuple[str, ...]) -> list[Row]:
+    """A row that fails says so in the table instead of taking the others down with it."""
+    start = time.perf_counter()
+    try:
+        with contextlib.redirect_stdout(sys.stderr):  # progress lines go to stderr; stdout is the table
+            built = build()
+    except (Exception, SystemExit) as problem:  # noqa: BLE001 - reported in the table
+        return [Row(name, "failed", f"{type(problem).__name__}: {problem}"[:60], "-", "-") for name in names]
+    print(f"{', '.join(names)}: {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    return built if isinstance(built, list) else [built]
+
+
+def render(rows: list[Row], quick: bool) -> str:
+    header = Row("row", "what", "measured", "baseline", "ratio")
+    table = [header, *rows]
+    widths = [max(len(getattr(r, f)) for r in table) for f in ("name", "what", "measured", "baseline", "ratio")]
+    lines = [f"failres benchmarks ({'quick sizes: smoke test only' if quick else 'full sizes'}); "
+             "ratio = measured / baseline, both timed in this run"]
+    for row in table:
+        cells = (row.name, row.what, row.measured, row.baseline, row.ratio)
+        lines.append("  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)).rstrip())
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes: checks the suite runs, in seconds")
+    args = parser.parse_args()
+    sizes = QUICK if args.quick else FULL
+    with tempfile.TemporaryDirectory(prefix="failres-bench-", ignore_cleanup_errors=True) as tmp:
+        root = Path(tmp)
+        rows = run_row(lambda: store_rows(root, sizes), ROWS[0:3])
+        rows += run_row(lambda: scope_row(root, sizes), ROWS[3:4])
+        rows += run_row(lambda: hook_row(root, sizes), ROWS[4:5])
+        rows += run_row(lambda: sync_row(root, sizes), ROWS[5:6])
+    print(render(rows, args.quick))
+    return 1 if any(row.what == "failed" for row in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
