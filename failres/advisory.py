@@ -1,4 +1,4 @@
-"""Past outcomes into prompts (T7): resolved lessons of the failure class at hand.
+"""Past outcomes into prompts: resolved lessons of the failure class at hand.
 
 The engine calls `advisory_for(engine)` once and then the returned function for
 each prompt it renders. The block it feeds ("Past outcomes on similar failures —

@@ -1,4 +1,4 @@
-"""Answering a decision (T2): check the answer, then record it with its journal event.
+"""Answering a decision: check the answer, then record it with its journal event.
 
 Any JSON answer is recorded — a person's reasoning is worth keeping whatever its
 shape — but only `{"scopeFiles": [paths]}` widens the task's scope, and only

@@ -1,4 +1,4 @@
-"""Decisions: questions failres cannot answer alone, asked of a person (T2).
+"""Decisions: questions failres cannot answer alone, asked of a person.
 
 A `fixer-scope-violation` quarantine raises a scope decision naming the rejected
 files and any `SCOPE-REQUEST:` the seat printed. Only an answer of the exact shape

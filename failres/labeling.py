@@ -1,4 +1,4 @@
-"""Outcome labelling (T6): when a task lands, say what resolved its failures.
+"""Outcome labelling: when a task lands, say what resolved its failures.
 
 What resolved a failure is read from the task's journal between its last
 quarantine and the landing, and from nothing else: an agent's own account of

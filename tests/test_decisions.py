@@ -1,4 +1,4 @@
-"""Decisions (T2): raised by a scope-violation quarantine, answered by a person or proposed by the resolver seat."""
+"""Decisions: raised by a scope-violation quarantine, answered by a person or proposed by the resolver seat."""
 
 from __future__ import annotations
 

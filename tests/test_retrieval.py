@@ -1,4 +1,4 @@
-"""Retrieval (T7): resolved lessons of a class into fix prompts, and `lessons list|show|relevant`."""
+"""Retrieval: resolved lessons of a class into fix prompts, and `lessons list|show|relevant`."""
 
 from __future__ import annotations
 

@@ -246,7 +246,11 @@ class TaskRun:
         return self.commit_green()
 
     def run_exact_patch(self, patch: Path) -> TaskOutcome:
-        """A human-approved patch, applied exactly: never handed to a fixer (seed 003)."""
+        """A human-approved patch, applied exactly: never handed to a fixer.
+
+        The person approved patch A; silently applying a repaired patch B would break
+        the promise that what was previewed is what lands.
+        """
         self.step("patch")
         baseline = gitops.capture_baseline(self.worktree)
         gitops.apply_patch(self.worktree, patch)
@@ -306,7 +310,7 @@ class TaskRun:
         while True:
             found = self.dispatch(seat, mode, attempt, gate_output=gate_output, rejected=rejected)
             if found.requests:
-                # T1: a seat that asks for scope stops the retry ladder at once: a person decides.
+                # A seat that asks for scope stops the retry ladder at once: a person decides.
                 for request in found.requests:
                     self.journal("scope-request", file=request.file, reason=request.reason)
                 if found.rejected:
@@ -319,7 +323,7 @@ class TaskRun:
             if found.rejected:
                 self.journal("scope-violation", files=list(found.rejected), seat=seat)
                 if self.constrained_used == 0:
-                    # T1: the first violation is undone and gets one constrained re-dispatch.
+                    # The first violation is undone and gets one constrained re-dispatch.
                     self.constrained_used += 1
                     gitops.restore_baseline(self.worktree, found.baseline)
                     rejected = found.rejected

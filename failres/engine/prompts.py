@@ -65,7 +65,7 @@ def render_scope_block(files: Sequence[str], protected: Sequence[str], widened: 
 
 
 def render_constraint_block(rejected: Sequence[str]) -> str:
-    """T1: the block of the one constrained retry after a scope violation."""
+    """The block of the one constrained retry after a scope violation."""
     names = "\n".join(f"- {path}" for path in rejected)
     body = (
         "Your previous attempt changed files outside this task's scope, and it was undone:\n"
@@ -77,7 +77,7 @@ def render_constraint_block(rejected: Sequence[str]) -> str:
 
 
 def render_judge_block(judge: JudgeInvocation | None) -> str:
-    """T3: the judge's own invocation, or nothing at all when any part of it is unknown.
+    """The judge's own invocation, or nothing at all when any part of it is unknown.
 
     A command with an empty argument would send the fixer to verify against the
     wrong thing, which is worse than no command: the block is all or nothing.
@@ -103,7 +103,7 @@ def render_prior_failures(reasons: Sequence[str], limit: int = 3) -> str:
 
 
 def render_past_outcomes(outcomes: Sequence[PastOutcome], limit: int = 3) -> str:
-    """T7: resolved lessons of the same failure class; present only when there is one."""
+    """Resolved lessons of the same failure class; present only when there is one."""
     if not outcomes:
         return ""
     lines = []

@@ -1,6 +1,6 @@
 """Quarantine: the event, its lesson and its decision land in one store commit.
 
-The lesson write never throws into the quarantine (seed 000, T5): if building the
+The lesson write never throws into the quarantine: if building the
 lesson or its snapshot fails, the quarantine still completes, without them, and
 the failure is logged.
 """
