@@ -19,7 +19,7 @@ from failres.engine.prompts import PastOutcome
 from lessons.retrieval import relevant_lessons
 
 if TYPE_CHECKING:
-    from failres.engine.loop import Engine
+    from failres.engine.runtime import Engine
 
 ADVISORY_LIMIT = 3
 log = logging.getLogger("failres.advisory")

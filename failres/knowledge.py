@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from failres.config import effective_policy_of
 
 if TYPE_CHECKING:
-    from failres.engine.loop import Engine, TaskOutcome
+    from failres.engine.runtime import Engine, TaskOutcome
     from lessons.rules import RulesInForce
 
 log = logging.getLogger("failres.knowledge")

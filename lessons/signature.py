@@ -90,7 +90,7 @@ _STAGE_ONE_RULES: tuple[tuple[str, str], ...] = (
         rf"|(?:{_WEEKDAY} )?{_MONTH} {{1,2}}\d{{1,2}},? (?:\d{{4}} )?{_CLOCK}(?: \d{{4}})?{_ZONE}"
         r")(?![\w])",
     ),
-    ("clock", rf"(?<![\w.:])\d{{1,2}}:\d{{2}}:\d{{2}}(?:[.,]\d{{1,9}})?(?:\s?[AP]M)?(?![\w:])"),
+    ("clock", r"(?<![\w.:])\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:\s?[AP]M)?(?![\w:])"),
     # Seconds or milliseconds since 1970 from 2001 on; counts that long are not meaning.
     ("epoch", r"(?<![\w.])\d{10,13}(?:\.\d{1,9})?(?![\w.])"),
     # Heap addresses have 9+ hex digits; `0x80070005` and other 8-digit values are error

@@ -11,21 +11,18 @@ flight and a killed run resumes from what the journal says.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 
-import pygit2
 
 from failres import gitops
-from failres.config import Config, render_command
+from failres.config import render_command
 from failres.decisions import read_decisions, widened_files
 from failres.engine import state
 from failres.engine.process import run_process
-from failres.engine.progress import NullProgress, Progress
 from failres.engine.prompts import JudgeInvocation, PromptInput, render_prompt
 from failres.engine.quarantine import Failure, quarantine_task
+from failres.engine.runtime import Engine, GateOutcome, TaskOutcome
 from failres.engine.resolver import Action, Conditions, QuarantineFacts, next_action, stop_loss_decision
 from failres.engine.seats import Dispatch, dispatch_seat, probe_until_healthy, seat_env
 from failres.engine.taxonomy import (
@@ -35,57 +32,14 @@ from failres.engine.taxonomy import (
     REPEATED_FAILURE_STOP,
     WRAPPER_ENGINE_DOWN,
     Observation,
-    UserRule,
     classify,
 )
 from failres.errors import UsageError
 from failres.journal import event_put, make_event, read_journal
 from failres.plan import Plan, Task
 from lessons.records import change_of
-from lessons.store import Store
 
 EXACT_PATCH_RED = "exact-patch-red"
-
-
-@dataclass
-class Engine:
-    """What a run needs from the outside world, passed in so tests and the demo can vary it."""
-
-    top: Path
-    repo: pygit2.Repository
-    config: Config
-    store: Store
-    progress: Progress = field(default_factory=NullProgress)
-    sleep: Callable[[float], None] = time.sleep
-    advisory: Callable[[str], Sequence] | None = None  # fail class -> past outcomes (lessons loop)
-    rules_block: Callable[[], str] | None = None
-    facts_block: Callable[[], str] | None = None
-    # Told every task outcome (committed, quarantined, stopped): the validation ledger listens.
-    on_outcome: Callable[[TaskOutcome], None] | None = None
-
-    @property
-    def git_dir(self) -> Path:
-        return Path(self.repo.path)
-
-    def worktree_root(self) -> Path:
-        from failres.config import worktrees_root
-        from failres.repo_location import locate_repo
-
-        return worktrees_root(self.config, locate_repo(self.top))
-
-    def user_rules(self) -> tuple[UserRule, ...]:
-        return tuple(UserRule(r.fail_class, r.match, r.on, r.action) for r in self.config.taxonomy.rules)
-
-
-@dataclass(frozen=True)
-class TaskOutcome:
-    slug: str
-    task: str
-    state: str
-    fail_class: str | None = None
-    message: str = ""
-    commit: str | None = None
-    skipped: bool = False
 
 
 class TaskRun:
@@ -411,26 +365,6 @@ class TaskRun:
     def finish_worktree(self, *, keep: bool) -> None:
         if self.worktree is not None and not keep and not self.config.worktrees.keep:
             gitops.remove_task_worktree(self.engine.top, self.worktree)
-
-
-@dataclass(frozen=True)
-class GateOutcome:
-    passed: bool
-    timed_out: bool
-    exit_code: int | None
-    output: str
-    gate: str
-
-    @property
-    def summary(self) -> str:
-        lines = [line.strip() for line in self.output.splitlines() if line.strip()]
-        last = lines[-1][:200] if lines else "no output"
-        status = "timed out" if self.timed_out else f"exit {self.exit_code}"
-        return f"{status}: {last}"
-
-    @property
-    def message(self) -> str:
-        return f"gate {self.gate} {self.summary}\n{self.output[-2000:]}"
 
 
 def advisory_class(run: TaskRun, mode: str, rejected: tuple[str, ...]) -> str | None:

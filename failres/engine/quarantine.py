@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from failres import gitops
 from failres.decisions import decision_put, make_decision
+from failres.engine.runtime import TaskOutcome
 from failres.engine.taxonomy import FIXER_SCOPE_VIOLATION, ScopeRequest
 from failres.journal import event_put, make_event, sequence
 from lessons.lesson import lesson_put, make_lesson
@@ -21,7 +22,7 @@ from lessons.redact import redact
 from lessons.signature import signature as make_signature
 
 if TYPE_CHECKING:
-    from failres.engine.loop import TaskOutcome, TaskRun
+    from failres.engine.loop import TaskRun
 
 log = logging.getLogger("failres.quarantine")
 SNAPSHOT_REFS = "refs/failres/snapshots"
@@ -53,8 +54,6 @@ def take_snapshot(run: TaskRun, lesson_id: str) -> str | None:
 
 
 def quarantine_task(run: TaskRun, failure: Failure) -> TaskOutcome:
-    from failres.engine.loop import TaskOutcome
-
     message = redact(failure.message.strip() or failure.fail_class)
     signature = make_signature(failure.fail_class, message)
     lesson_id = new_id()

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from failres.config import effective_policy_of
 from failres.engine import state
-from failres.engine.loop import Engine, TaskOutcome, TaskRun, run_plan
+from failres.engine.loop import TaskRun, run_plan
+from failres.engine.runtime import Engine, TaskOutcome
 from failres.engine.progress import LineProgress, NullProgress, Progress
 from failres.errors import UsageError
 from failres.journal import list_slugs, read_journal

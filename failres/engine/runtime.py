@@ -1,0 +1,76 @@
+"""What a run works with and what it gives back: the engine's outside world, outcomes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pygit2
+
+from failres.config import Config
+from failres.engine.progress import NullProgress, Progress
+from failres.engine.taxonomy import UserRule
+from lessons.store import Store
+
+
+@dataclass
+class Engine:
+    """What a run needs from the outside world, passed in so tests and the demo can vary it."""
+
+    top: Path
+    repo: pygit2.Repository
+    config: Config
+    store: Store
+    progress: Progress = field(default_factory=NullProgress)
+    sleep: Callable[[float], None] = time.sleep
+    advisory: Callable[[str], Sequence] | None = None  # fail class -> past outcomes (lessons loop)
+    rules_block: Callable[[], str] | None = None
+    facts_block: Callable[[], str] | None = None
+    # Told every task outcome (committed, quarantined, stopped): the validation ledger listens.
+    on_outcome: Callable[[TaskOutcome], None] | None = None
+
+    @property
+    def git_dir(self) -> Path:
+        return Path(self.repo.path)
+
+    def worktree_root(self) -> Path:
+        from failres.config import worktrees_root
+        from failres.repo_location import locate_repo
+
+        return worktrees_root(self.config, locate_repo(self.top))
+
+    def user_rules(self) -> tuple[UserRule, ...]:
+        return tuple(UserRule(r.fail_class, r.match, r.on, r.action) for r in self.config.taxonomy.rules)
+
+
+@dataclass(frozen=True)
+class TaskOutcome:
+    slug: str
+    task: str
+    state: str
+    fail_class: str | None = None
+    message: str = ""
+    commit: str | None = None
+    skipped: bool = False
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    passed: bool
+    timed_out: bool
+    exit_code: int | None
+    output: str
+    gate: str
+
+    @property
+    def summary(self) -> str:
+        lines = [line.strip() for line in self.output.splitlines() if line.strip()]
+        last = lines[-1][:200] if lines else "no output"
+        status = "timed out" if self.timed_out else f"exit {self.exit_code}"
+        return f"{status}: {last}"
+
+    @property
+    def message(self) -> str:
+        return f"gate {self.gate} {self.summary}\n{self.output[-2000:]}"
