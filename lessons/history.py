@@ -103,11 +103,17 @@ def merge_line(store: Store, other: pygit2.Oid | str, message: str | None = None
 
 
 def union_change(store: Store, base: pygit2.Tree | None, ours: pygit2.Tree, theirs: pygit2.Tree) -> Change:
-    """What applying their side's changes since `base` onto ours does, by the union rule."""
+    """What applying their side's changes since `base` onto ours does, by the union rule.
+
+    Our side is read as its own diff from the base (what we changed), not path by
+    path: both diffs cost what changed, where a lookup per path costs a walk down
+    the fan-out trees for every record the other side brought.
+    """
+    mine_changed = {path: after for path, _, after in store.diff_changes(base, ours)}
     puts: dict[str, pygit2.Oid] = {}
     deletes: set[str] = set()
     for path, before, after in store.diff_changes(base, theirs):
-        mine = entry_id(ours, path)
+        mine = mine_changed[path] if path in mine_changed else before
         if after is None:
             if mine == before:  # they deleted it and we left it alone
                 deletes.add(path)
