@@ -187,7 +187,7 @@ class StoreIndex:
                 place = parse_record_path(path)
                 if place is not None:
                     touched.setdefault(place.directory, set()).add(place.record)
-            read = sum(self._reindex_directory(directory, _files_in(self.store, tip.tree, directory), records)
+            read = sum(self._reindex_directory(directory, self.store.files_in(tip.tree, directory), records)
                        for directory, records in touched.items())
             kind = "incremental"
         self._conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('commit', ?)", (tip_hex or "",))
@@ -305,18 +305,6 @@ def _filters(values: dict[str, object]) -> tuple[str, tuple]:
 
 
 # ── the store's trees ────────────────────────────────────────────────────
-
-def _files_in(store: Store, tree: pygit2.Tree | None, directory: str) -> dict[str, pygit2.Oid]:
-    if tree is None:
-        return {}
-    try:
-        obj = store.repo[tree[directory].id]
-    except KeyError:
-        return {}
-    if not isinstance(obj, pygit2.Tree):
-        return {}
-    return {entry.name: entry.id for entry in obj if entry.filemode != pygit2.GIT_FILEMODE_TREE}
-
 
 def _record_directories(store: Store, tip: pygit2.Commit | None) -> Iterator[tuple[str, dict[str, pygit2.Oid]]]:
     """(directory, its files) for every fan-out directory of the indexed collections."""

@@ -55,19 +55,6 @@ def _parent(path: str) -> str:
     return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
-def _files_in(store: Store, tree: pygit2.Tree, directory: str) -> dict[str, pygit2.Oid]:
-    """name -> blob id of the files directly inside `directory` of `tree` (empty when absent)."""
-    if not directory:
-        return {}
-    try:
-        obj = store.repo[tree[directory].id]
-    except KeyError:
-        return {}
-    if not isinstance(obj, pygit2.Tree):
-        return {}
-    return {entry.name: entry.id for entry in obj if entry.filemode == _BLOB}
-
-
 def _record_of(name: str) -> str | None:
     """`X` for an amendment file `X+Y.json`; None for anything else."""
     if not name.endswith(".json") or AMEND_SEP not in name:
@@ -101,7 +88,7 @@ def orphan_moves(store: Store, tree: pygit2.Tree, directories: Iterable[str] | N
 
 def _orphans(store: Store, tree: pygit2.Tree | None, directory: str) -> dict[str, pygit2.Oid]:
     """name -> blob of the amendments in `directory` whose record sits in the counterpart directory."""
-    files = _files_in(store, tree, directory) if tree is not None else {}
+    files = store.files_in(tree, directory) if tree is not None else {}
     other: dict[str, pygit2.Oid] | None = None
     found = {}
     for name, oid in files.items():
@@ -109,7 +96,7 @@ def _orphans(store: Store, tree: pygit2.Tree | None, directory: str) -> dict[str
         if record is None or f"{record}.json" in files:
             continue
         if other is None:
-            other = _files_in(store, tree, counterpart_dir(directory))
+            other = store.files_in(tree, counterpart_dir(directory))
         if f"{record}.json" in other:
             found[name] = oid
     return found
@@ -122,7 +109,7 @@ def _plan_moves(store: Store, tree: pygit2.Tree, base: pygit2.Tree | None, direc
         return
     inherited = _orphans(store, base, directory)
     other_dir = counterpart_dir(directory)
-    other = _files_in(store, tree, other_dir)
+    other = store.files_in(tree, other_dir)
     for name, oid in sorted(orphans.items()):
         if inherited.get(name) == oid:
             continue

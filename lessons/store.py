@@ -188,6 +188,18 @@ class Store:
             return []
         return [e.name for e in obj] if isinstance(obj, pygit2.Tree) else []
 
+    def files_in(self, tree: pygit2.Tree | None, directory: str) -> dict[str, pygit2.Oid]:
+        """name -> blob id of the files directly inside `directory` of `tree` (empty when absent)."""
+        if tree is None or not directory:
+            return {}
+        try:
+            obj = self.repo[tree[directory].id]
+        except KeyError:
+            return {}
+        if not isinstance(obj, pygit2.Tree):
+            return {}
+        return {entry.name: entry.id for entry in obj if entry.filemode != _TREE}
+
     # ── writing ──────────────────────────────────────────────────────────
 
     def signature(self) -> pygit2.Signature:
