@@ -226,3 +226,23 @@ def test_reply_parsing_finds_objects_in_prose_and_needs_exactly_one_answer() -> 
     assert parse_scope_reply('{"scopeFiles": ["a.py"]} {"scopeFiles": ["b.py"]}') is None
     assert parse_scope_reply('{"scopeFiles": ["a.py"], "extra": true}') is None
     assert parse_scope_reply("") is None
+
+
+def test_a_configured_resolver_is_asked_as_soon_as_a_scope_quarantine_raises_a_decision(tmp_path: Path,
+                                                                                          cli) -> None:
+    project = LoopProject(tmp_path)
+    configure_resolver(project, '{"scopeFiles": ["docs/notes.md"]}')
+    project.run(cli, expect=1)
+    [decision] = decisions_json(project, cli)
+    assert decision["status"] == "answered" and decision["answered_by"] == "resolver:resolver"
+    types = [e["type"] for e in project.events()]
+    assert types.index("decision-requested") < types.index("decision-answered")
+    project.run(cli, expect=0)  # the widened scope lets the same fix land
+
+
+def test_a_resolver_that_cannot_answer_leaves_the_decision_for_a_person(tmp_path: Path, cli) -> None:
+    project = LoopProject(tmp_path)
+    configure_resolver(project, "I am not sure; please ask a human.")
+    project.run(cli, expect=1)
+    [decision] = decisions_json(project, cli)
+    assert decision["status"] == "open"

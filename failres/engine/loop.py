@@ -11,6 +11,7 @@ flight and a killed run resumes from what the journal says.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -40,6 +41,7 @@ from failres.plan import Plan, Task
 from lessons.records import change_of
 
 EXACT_PATCH_RED = "exact-patch-red"
+log = logging.getLogger("failres.loop")
 
 
 class TaskRun:
@@ -360,7 +362,23 @@ class TaskRun:
             elif failure.restore is not None:
                 gitops.restore_baseline(self.worktree, failure.restore)
         self.finish_worktree(keep=keep)
+        if outcome.decision is not None and self.config.seats.resolver:
+            self.ask_resolver(outcome.decision)
         return outcome
+
+    def ask_resolver(self, decision_id: str) -> None:
+        """Let the resolver seat propose an answer right away; a person can always answer instead.
+
+        Its reply counts only as the exact {"scopeFiles": [...]} shape outside protected
+        paths; anything else leaves the decision open. It never costs the run.
+        """
+        from failres.resolver_seat import propose_answer
+
+        self.step("resolver", seat="resolver")
+        try:
+            propose_answer(self.engine.top, self.engine.repo, self.config, self.engine.store, decision_id)
+        except Exception:
+            log.exception("failres: the resolver seat could not propose an answer to %s", decision_id)
 
     def finish_worktree(self, *, keep: bool) -> None:
         if self.worktree is not None and not keep and not self.config.worktrees.keep:

@@ -59,6 +59,7 @@ def quarantine_task(run: TaskRun, failure: Failure) -> TaskOutcome:
     lesson_id = new_id()
     puts = []
     lesson = None
+    decision_id = None
     try:
         snapshot = take_snapshot(run, lesson_id) if failure.fail_class != "repeated-failure-stop" else None
         lesson = make_lesson(slug=run.slug, task=run.task.id, fail_class=failure.fail_class, message=message,
@@ -78,6 +79,7 @@ def quarantine_task(run: TaskRun, failure: Failure) -> TaskOutcome:
                                  requests=[{"file": r.file, "reason": r.reason} for r in failure.requests],
                                  lesson=lesson["id"] if lesson else None)
         puts.append(decision_put(decision))
+        decision_id = decision["id"]
         events.append(make_event("decision-requested", run.slug, run.task.id, decision=decision["id"], files=files))
     event_puts = [event_put(e) for e in sequence(events)]
     try:
@@ -87,4 +89,5 @@ def quarantine_task(run: TaskRun, failure: Failure) -> TaskOutcome:
         change = change_of(event_puts)
     run.engine.store.commit(change, f"failres: quarantine {run.slug}/{run.task.id} ({failure.fail_class})")
     state = "stopped" if failure.fail_class == "repeated-failure-stop" else "quarantined"
-    return TaskOutcome(run.slug, run.task.id, state, fail_class=failure.fail_class, message=message)
+    return TaskOutcome(run.slug, run.task.id, state, fail_class=failure.fail_class, message=message,
+                       decision=decision_id)

@@ -54,6 +54,7 @@ class TaskOutcome:
     message: str = ""
     commit: str | None = None
     skipped: bool = False
+    decision: str | None = None  # the decision a quarantine raised, if any
 
 
 @dataclass(frozen=True)
