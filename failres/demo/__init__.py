@@ -168,7 +168,7 @@ class Demo:
     def summary(self) -> None:
         self.heading(8, "What happened, in plain git")
         report = self.failres_json("report", show=False)
-        states = {r["name"]: r["count"] for r in report["tasks"]["byState"] if r["count"]}
+        states = ", ".join(f"{r['count']} {r['name']}" for r in report["tasks"]["byState"] if r["count"])
         self.say(f"   tasks: {states}; quarantines: {report['quarantines']['total']}; "
                  f"dispatches saved by stop-loss: {report['stopLoss']['dispatchesNotMade']}")
         commits = self.git("rev-list", "--count", "refs/failres/store").strip()
