@@ -97,6 +97,19 @@ def open_decisions(store: Store) -> list[dict]:
     return answer(store, lambda index: index.open_decisions(), lambda: _read_open_decisions(store))
 
 
+def task_decisions(store: Store, slug: str, task: str) -> list[dict]:
+    """Every decision of one task, oldest first (what the loop widens its scope from)."""
+    def mine(decisions: list[dict]) -> list[dict]:
+        return [d for d in decisions if d.get("slug") == slug and d.get("task") == task]
+
+    return answer(store, lambda index: mine(index.decisions()), lambda: mine(_read_decisions(store)))
+
+
+def _read_decisions(store: Store) -> list[dict]:
+    records = read_collection(store, DECISIONS).records
+    return sorted(records, key=lambda d: (str(d.get("ts", "")), str(d.get("id", ""))))
+
+
 def _read_open_decisions(store: Store) -> list[dict]:
     records = read_collection(store, DECISIONS).records
     waiting = [d for d in records if d.get("status") == "open"]

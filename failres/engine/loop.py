@@ -18,7 +18,7 @@ from pathlib import Path
 
 from failres import gitops
 from failres.config import render_command
-from failres.decisions import read_decisions, widened_files
+from failres.decisions import widened_files
 from failres.engine import state
 from failres.engine.process import run_process
 from failres.engine.prompts import JudgeInvocation, PromptInput, render_prompt
@@ -39,6 +39,7 @@ from failres.errors import UsageError
 from failres.journal import event_put, make_event, read_journal
 from failres.plan import Plan, Task
 from lessons.records import change_of
+from lessons.retrieval import task_decisions
 
 EXACT_PATCH_RED = "exact-patch-red"
 log = logging.getLogger("failres.loop")
@@ -92,7 +93,7 @@ class TaskRun:
 
     def prepare(self, events: Sequence[dict]) -> None:
         self.int_head = gitops.head_commit(self.engine.top, self.config.integration.branch)
-        decisions, _ = read_decisions(self.engine.store)
+        decisions = task_decisions(self.engine.store, self.slug, self.task.id)
         self.widened = widened_files(decisions, self.slug, self.task.id)
         self.allow = tuple(dict.fromkeys([*self.task.files, *self.widened]))
         self.prior = state.prior_failure_reasons(events)
