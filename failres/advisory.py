@@ -36,13 +36,14 @@ def past_outcome_of(lesson: Mapping[str, object]) -> PastOutcome:
     )
 
 
-def advisory_for(engine: Engine, limit: int = ADVISORY_LIMIT) -> Callable[[str], list[PastOutcome]]:
+def advisory_for(engine: Engine, limit: int = ADVISORY_LIMIT, *, include_archived: bool = False
+                 ) -> Callable[[str], list[PastOutcome]]:
     """fail class -> the past outcomes a prompt about that class may show."""
     store = engine.store
 
     def past_outcomes(fail_class: str) -> list[PastOutcome]:
         try:
-            lessons = relevant_lessons(store, fail_class, limit)
+            lessons = relevant_lessons(store, fail_class, limit, include_archived=include_archived)
         except Exception:  # advisory context must never cost the task its run
             log.exception("failres: reading past outcomes for %s failed", fail_class)
             return []

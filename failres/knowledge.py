@@ -23,12 +23,14 @@ def attach_knowledge(engine: Engine) -> None:
     from failres.advisory import advisory_for
     from lessons.facts import facts_block
     from lessons.ledger import record_outcome
+    from lessons.policy import reaches_archive
     from lessons.rules import rules_in_force
 
     policy = effective_policy_of(engine.config, os.environ).policy
     store = engine.store
     domains = list(engine.config.learning.domains) or None
-    engine.advisory = advisory_for(engine, limit=policy.lessons_per_prompt)
+    engine.advisory = advisory_for(engine, limit=policy.lessons_per_prompt,
+                                   include_archived=reaches_archive(policy, "retrieval"))
     shown: dict[str, RulesInForce] = {}
 
     def rules_block() -> str:

@@ -78,13 +78,22 @@ def _read_lessons(store: Store, which: LessonFilter, limit: int | None) -> list[
     return found if limit is None else found[:limit]
 
 
-def relevant_lessons(store: Store, fail_class: str, limit: int = 3) -> list[dict]:
+def relevant_lessons(store: Store, fail_class: str, limit: int = 3, *, include_archived: bool = False) -> list[dict]:
     """Resolved lessons of `fail_class`, newest first, at most `limit`.
 
     Only resolved ones: a lesson nobody has learned the outcome of yet tells the
-    next fixer nothing about what worked.
+    next fixer nothing about what worked. With `include_archived` (the policy's
+    `archive_reach = "all"`), archived lessons make up what the live store lacks;
+    the archive is read only then, and only when the live answer is short.
     """
-    return list_lessons(store, LessonFilter(fail_class=fail_class, resolved=True), limit)
+    which = LessonFilter(fail_class=fail_class, resolved=True)
+    live = list_lessons(store, which, limit)
+    if not include_archived or len(live) >= limit:
+        return live
+    from lessons.archive import iter_archived
+
+    archived = newest_first(r for r in iter_archived(store, LESSONS) if which.keeps(r))
+    return newest_first([*live, *archived])[:limit]
 
 
 def task_lessons(store: Store, slug: str, task: str) -> list[dict]:

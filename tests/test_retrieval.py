@@ -149,3 +149,25 @@ def test_lessons_show_of_a_lesson_without_a_snapshot_is_exit_2(project: LoopProj
     assert cli(project.top, "lessons", "show", doc["id"]).code == 0
     result = cli(project.top, "lessons", "show", doc["id"], "--diff")
     assert result.code == 2 and "no snapshot" in result.err
+
+
+def test_archived_lessons_make_up_a_short_answer_only_when_the_policy_reaches_the_archive(tmp_path: Path) -> None:
+    from lessons.store import Change
+
+    (tmp_path / "r").mkdir()
+    git(tmp_path / "r", "init", "-q")
+    store = Store(tmp_path / "r")
+    docs = []
+    for n in range(2):
+        doc = make_lesson(slug="s", task=f"t{n}", fail_class="seat-crashed", message=f"crash {n}", files=["src/a.py"],
+                          int_head="0" * 40, snapshot=None, ts=f"2026-11-0{n + 1}T00:00:00.000000Z")
+        docs.append(doc)
+        store.commit(change_of([lesson_put(doc), stamp_put(doc["id"], ["unknown"], doc["ts"], "1" * 40)]), "t")
+    # Archive the older lesson the way the capacity manager does: same path under archive/.
+    old = docs[0]["id"]
+    moves = {path: oid for path, oid in store.walk("lessons") if f"/{old}" in path}
+    store.commit(Change({f"archive/{p}": oid for p, oid in moves.items()}, frozenset(moves)), "archive")
+    assert [d["task"] for d in relevant_lessons(store, "seat-crashed", 3)] == ["t1"]
+    reached = relevant_lessons(store, "seat-crashed", 3, include_archived=True)
+    assert [d["task"] for d in reached] == ["t1", "t0"]
+    assert reached[1]["resolved_by"] == ["unknown"]
