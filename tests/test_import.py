@@ -116,3 +116,21 @@ def test_large_imports_are_written_in_batch_commits(repo: Path, store: Store) ->
     result = import_lessons(store, [source], batch_size=10)
     assert result.imported == 25 and len(result.commits) == 3
     assert len(read_lessons(store)[0]) == 25
+
+
+def test_an_import_that_fills_the_lessons_store_settles_it_into_the_archive(tmp_path: Path, cli) -> None:
+    top = tmp_path / "repo"
+    top.mkdir()
+    git(top, "init", "-q")
+    (top / ".failres.toml").write_text("[policy]\nmax_lessons = 10\nreclaim_headroom_pct = 0.5\n")
+    source = tmp_path / "many.jsonl"
+    source.write_text("".join(
+        json.dumps({"ts": f"2026-11-{n + 1:02d}T00:00:00Z", "slug": "s", "task": f"t{n}", "failClass": "unknown",
+                    "message": f"failure {n}"}) + "\n" for n in range(12)))
+    result = cli(top, "lessons", "import", str(source))
+    assert result.code == 0, result.err
+    listed = json.loads(cli(top, "lessons", "list", "--json").out)
+    assert len(listed) == 5  # floor(10 * (1 - 0.5)): the store settled, the rest moved to the archive
+    restored = cli(top, "restore", "--store", "lessons", "--limit", "100", "--json")
+    assert restored.code == 0, restored.err
+    assert len(json.loads(cli(top, "lessons", "list", "--json").out)) == 12

@@ -128,8 +128,13 @@ def import_(
     """Load lessons another harness wrote (JSONL). A bad line: exit 2, nothing written."""
     from lessons.importer import import_lessons
 
+    from failres.cli.policy_cmds import current_policy
+    from lessons.capacity import reclaim_full_stores
+
     ctx = open_context()
+    policy = current_policy(ctx)  # a bad policy is refused before anything is written
     result = import_lessons(ctx.store, files)
+    reclaim_full_stores(ctx.store, policy, names=("lessons",))
     if json_out:
         emit_json({"files": list(result.files), "lessons": result.lessons, "imported": result.imported,
                    "unchanged": result.unchanged, "commits": list(result.commits)})
