@@ -132,15 +132,30 @@ def task_events_at(store: Store, slug: str, task: str, tip: pygit2.Commit | None
     return sorted((e for e in records if e.get("task") == task), key=event_order)
 
 
-def unstamped_lessons(store: Store, lesson_ids: Sequence[str], tip: pygit2.Commit | None) -> list[str]:
+ARCHIVED_LESSONS = f"archive/{LESSONS}"
+
+
+def unstamped_lessons(store: Store, lesson_ids: Sequence[str], tip: pygit2.Commit | None,
+                      homes: dict[str, str] | None = None) -> list[str]:
+    """The lessons among `lesson_ids` not stamped yet, live or archived.
+
+    An archived lesson is stamped where it lies (its stamp goes beside it in the
+    archive), so a restore brings both back together; `homes` learns which.
+    """
     out = []
     for lesson_id in lesson_ids:
-        try:
-            lesson = read_record(store, LESSONS, lesson_id, commit=tip)
-        except CorruptRecord:
-            continue  # an unreadable lesson cannot be stamped; the reader reports it
-        if lesson is not None and not is_resolved(lesson):
-            out.append(lesson_id)
+        for collection in (LESSONS, ARCHIVED_LESSONS):
+            try:
+                lesson = read_record(store, collection, lesson_id, commit=tip)
+            except CorruptRecord:
+                break  # an unreadable lesson cannot be stamped; the reader reports it
+            if lesson is None:
+                continue
+            if not is_resolved(lesson):
+                out.append(lesson_id)
+                if homes is not None:
+                    homes[lesson_id] = collection
+            break
     return out
 
 
@@ -165,9 +180,12 @@ def stamp_task(store: Store, slug: str, task: str, landed_commit: str, int_head:
     def change(tip: pygit2.Commit | None) -> Change:
         events = task_events_at(store, slug, task, tip)
         before = events_before_landing(events, landed_commit)
-        plan = plan_stamp(events, unstamped_lessons(store, lesson_ids_of(before), tip), landed_commit, int_head)
+        homes: dict[str, str] = {}
+        plan = plan_stamp(events, unstamped_lessons(store, lesson_ids_of(before), tip, homes), landed_commit,
+                          int_head)
         planned[:] = [plan]
-        puts = [stamp_put(lesson, plan.resolved_by, resolved_at, landed_commit) for lesson in plan.stamped]
+        puts = [stamp_put(lesson, plan.resolved_by, resolved_at, landed_commit, collection=homes.get(lesson, LESSONS))
+                for lesson in plan.stamped]
         if plan.write_landed:
             fields: dict[str, object] = {"commit": landed_commit, "intHead": int_head}
             if plan.stamped:

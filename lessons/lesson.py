@@ -54,7 +54,8 @@ def lesson_put(lesson: Mapping[str, object]) -> Put:
     return record_put(COLLECTION, lesson)
 
 
-def stamp_put(lesson_id: str, resolved_by: Sequence[str], resolved_at: str, landed_commit: str) -> Put:
+def stamp_put(lesson_id: str, resolved_by: Sequence[str], resolved_at: str, landed_commit: str,
+              collection: str = COLLECTION) -> Put:
     """The `resolved_by` stamp. Its id is derived from the lesson and the landing, so
     stamping the same landing twice writes the same file: idempotent by construction."""
     if not resolved_by:
@@ -67,7 +68,7 @@ def stamp_put(lesson_id: str, resolved_by: Sequence[str], resolved_at: str, land
         ts=resolved_at,
         landed=landed_commit,
     )
-    return amendment_put(COLLECTION, lesson_id, amend)
+    return amendment_put(collection, lesson_id, amend)
 
 
 def newest_first(lessons: Iterable[Mapping[str, object]]) -> list[dict]:

@@ -162,6 +162,25 @@ def test_stamping_the_same_landing_twice_writes_nothing(tmp_path: Path, cli) -> 
     assert [e["type"] for e in project.events()].count("landed") == 1
 
 
+def test_a_lesson_archived_before_its_task_lands_is_stamped_where_it_lies(tmp_path: Path, cli) -> None:
+    from lessons.archive import read_archived
+    from lessons.store import Change
+
+    project = LoopProject(tmp_path)
+    quarantine_then_commit(project, cli)
+    store = project.store()
+    moves = {path: oid for path, oid in store.walk("lessons")}
+    assert moves, "the quarantine wrote a lesson"
+    store.commit(Change({f"archive/{p}": oid for p, oid in moves.items()}, frozenset(moves)), "test: archive it")
+    assert cli(project.top, "land", "rr", "t1").code == 0
+    assert list(store.walk("lessons")) == []  # no stamp left orphaned at the live path
+    [lesson] = read_archived(store, "lessons").records
+    assert lesson["resolved_by"] == ["unknown"]
+    restored = cli(project.top, "restore", "--store", "lessons", "--json")
+    assert restored.code == 0, restored.err
+    assert landed_lesson(project)["resolved_by"] == ["unknown"]
+
+
 def test_a_stamp_is_first_wins_a_later_landing_does_not_relabel(tmp_path: Path, cli) -> None:
     project = LoopProject(tmp_path)
     quarantine_then_commit(project, cli)
