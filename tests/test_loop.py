@@ -288,3 +288,27 @@ def test_no_implementer_configured_is_bad_input(project: Project, cli) -> None:
     (project.top / ".failres.toml").write_text('[gates.check]\ncommand = ["true"]\n')
     result = run(cli, project)
     assert result.code == 2 and "implementer" in result.err
+
+
+def test_a_run_killed_mid_dispatch_resumes_from_a_fresh_worktree(project: Project, cli) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    project.configure(implementer=[{"sleep": 60}, FIX])
+    proc = subprocess.Popen([sys.executable, "-m", "failres", "run", str(project.plan()), "--quiet"],
+                            cwd=project.top, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 60
+    while project.calls("impl") == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert project.calls("impl") == 1
+    os.killpg(proc.pid, signal.SIGKILL)  # failres and its seat die mid-dispatch
+    proc.wait(timeout=30)
+    assert "seat-dispatched" in project.types() and project.types()[-1] == "seat-dispatched"
+    assert run(cli, project).code == 0
+    assert project.types().count("task-started") == 2
+    assert project.branch_file("src/calc.py") == FIXED
+    subprocess.run(["git", "fsck", "--strict"], cwd=project.top, check=True, capture_output=True)
