@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -26,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_store import ENV, git  # noqa: E402  (importing it sets the bench's git identity)
 from failres.hooks import install_hooks  # noqa: E402
 from failres.journal import event_put, make_event, sequence  # noqa: E402
 from lessons.importer import import_lessons  # noqa: E402
@@ -33,15 +33,8 @@ from lessons.lesson import lesson_put, make_lesson  # noqa: E402
 from lessons.records import change_of  # noqa: E402
 from lessons.store import Store  # noqa: E402
 
-ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
-       "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
-os.environ.update({k: v for k, v in ENV.items() if k.startswith("GIT_")})
 CLASSES = ("gate-not-green-after-fixer", "fixer-scope-violation", "wrapper-engine-down", "seat-timeout")
 RESOLUTIONS = (["unknown"], ["scope-widened"], ["integration-head-moved"], None)
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, env=ENV, check=True, capture_output=True, text=True).stdout
 
 
 def new_repo(root: Path, name: str) -> Path:
