@@ -1,6 +1,6 @@
 """What the loop itself costs per task, against what git alone costs for the same work.
 
-    python bench/bench_loop.py [--tasks N]
+    python bench/bench_loop.py [--tasks N] [--files N]
 
 A plan of N tasks whose seat and gate are `true` runs through `git failres run`
 in-process. From its time we subtract the time of the commands themselves (two
@@ -31,10 +31,13 @@ def git(cwd: Path, *args: str) -> None:
 
 
 def make_repo(path: Path, files: int = 200) -> None:
+    """`files` small files (100 to a directory past the first 100), one commit on main."""
     path.mkdir()
     git(path, "init", "-q", "-b", "main")
     for i in range(files):
-        (path / f"f{i}.txt").write_text(f"{i}\n")
+        name = f"f{i}.txt" if i < 100 else f"d{i // 100:04d}/f{i}.txt"
+        (path / name).parent.mkdir(exist_ok=True)
+        (path / name).write_text(f"{i}\n")
     git(path, "add", ".")
     git(path, "commit", "-qm", "initial")
 
@@ -82,19 +85,21 @@ def time_failres(repo: Path, n: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=20)
+    parser.add_argument("--files", type=int, default=200, help="files in each repository (50000: a large one)")
     args = parser.parse_args()
     n = args.tasks
     with tempfile.TemporaryDirectory(prefix="failres-bench-loop-") as tmp:
         floor_repo = Path(tmp) / "floor" / "repo"
         floor_repo.parent.mkdir()
-        make_repo(floor_repo)
+        make_repo(floor_repo, args.files)
         loop_repo = Path(tmp) / "loop" / "repo"
         loop_repo.parent.mkdir()
-        make_repo(loop_repo)
+        make_repo(loop_repo, args.files)
         floor = time_git_floor(floor_repo, n) / n
         total = time_failres(loop_repo, n) / n
         commands = time_true(2 * n) / n
     overhead = total - commands
+    print(f"repository of {args.files} files, {n} tasks")
     print(f"loop per task: {total * 1000:.0f} ms, of which seat+gate commands {commands * 1000:.1f} ms")
     print(f"loop overhead: {overhead * 1000:.0f} ms per task vs git worktree add+commit+remove "
           f"{floor * 1000:.0f} ms = ratio {overhead / floor:.2f}")
