@@ -10,6 +10,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -249,3 +250,91 @@ def test_impossible_arguments_are_refused_before_anything_runs(tmp_path, seat_en
     arguments = {"timeout": 30, **limits}
     with pytest.raises(ValueError, match=message):
         run_process(argv, cwd=tmp_path, env=seat_env, stdin_data=None, **arguments)
+
+
+def wait_until_gone(pid: int, seconds: float = 10.0) -> bool:
+    give_up = time.monotonic() + seconds
+    while time.monotonic() < give_up:
+        if is_gone(pid):
+            return True
+        time.sleep(0.05)
+    return is_gone(pid)
+
+
+def test_a_process_that_left_the_group_with_setsid_is_killed_when_the_seat_exits(tmp_path, seat_env):
+    seat = write_seat(tmp_path, "seat", "setsid sleep 1000 > /dev/null 2>&1 < /dev/null &\necho $! > escaped.pid\n"
+                                        "sleep 0.2\necho done\n")
+    result = run_seat(seat, seat_env)
+    assert (result.exit_code, result.text) == (0, "done\n")
+    assert is_gone(int((tmp_path / "escaped.pid").read_text()))
+
+
+def test_a_double_forked_daemon_that_keeps_writing_files_is_dead_when_the_run_returns(tmp_path, seat_env):
+    seat = write_seat(tmp_path, "seat", """
+        ( ( exec -a daemon bash -c 'echo $$ > daemon.pid; while true; do date >> late.txt; sleep 0.05; done' ) & ) &
+        sleep 0.3
+        echo done
+        """)
+    result = run_seat(seat, seat_env)
+    assert result.exit_code == 0
+    assert is_gone(int((tmp_path / "daemon.pid").read_text()))
+    size = (tmp_path / "late.txt").stat().st_size
+    time.sleep(0.3)
+    assert (tmp_path / "late.txt").stat().st_size == size  # nothing writes after the dispatch
+
+
+def test_a_seat_that_kills_its_supervisor_still_leaves_nothing_behind(tmp_path, seat_env):
+    from failres.engine import reaper
+
+    assert reaper.become_subreaper()
+    seat = write_seat(tmp_path, "seat", """
+        setsid bash -c 'echo $$ > orphan.pid; exec sleep 1000' > /dev/null 2>&1 < /dev/null &
+        sleep 0.2
+        kill -KILL $PPID
+        sleep 1000
+        """)
+    result = run_seat(seat, seat_env, timeout=20)
+    assert not result.timed_out
+    assert wait_until_gone(int((tmp_path / "orphan.pid").read_text()))
+    assert reaper.leftovers() == []
+
+
+def test_cancelling_a_run_stops_the_seat_like_a_timeout(tmp_path, seat_env):
+    seat = write_seat(tmp_path, "seat", "echo $$ > seat.pid\necho started\nsleep 1000\n")
+    began = time.monotonic()
+    result = run_process([str(seat)], cwd=tmp_path, env=seat_env, stdin_data=None, timeout=300,
+                         cancelled=lambda: (tmp_path / "seat.pid").exists() and time.monotonic() - began > 0.5)
+    assert result.timed_out and result.exit_code is None
+    assert is_gone(int((tmp_path / "seat.pid").read_text()))
+
+
+def test_the_seat_pid_is_reported_as_soon_as_it_runs(tmp_path, seat_env):
+    seen: list[int] = []
+    seat = write_seat(tmp_path, "seat", "echo $$ > seat.pid\n")
+    run_process([str(seat)], cwd=tmp_path, env=seat_env, stdin_data=None, timeout=30, on_start=seen.append)
+    assert seen == [int((tmp_path / "seat.pid").read_text())]
+
+
+def test_a_hard_kill_of_failres_stops_the_seat_and_everything_it_started(tmp_path, seat_env):
+    seat = write_seat(tmp_path, "seat", """
+        setsid bash -c 'echo $$ > escaped.pid; exec sleep 1000' > /dev/null 2>&1 < /dev/null &
+        echo $$ > seat.pid
+        sleep 1000
+        """)
+    stand_in = tmp_path / "stand_in.py"
+    stand_in.write_text(textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(REPO_ROOT)!r})
+        from pathlib import Path
+        from failres.engine.process import run_process
+        run_process([{str(seat)!r}], cwd=Path({str(tmp_path)!r}), env={seat_env!r}, stdin_data=None, timeout=600)
+        """))
+    proc = subprocess.Popen([sys.executable, str(stand_in)])
+    give_up = time.monotonic() + 20
+    while not ((tmp_path / "escaped.pid").exists() and (tmp_path / "seat.pid").exists()):
+        assert time.monotonic() < give_up, "the seat never started"
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait()
+    for name in ("seat.pid", "escaped.pid"):
+        assert wait_until_gone(int((tmp_path / name).read_text())), name

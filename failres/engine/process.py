@@ -1,23 +1,32 @@
 """Run a seat or a gate as a child process, with bounded output and a hard deadline.
 
 Seats are agents we do not control: they may print gigabytes, print binary, never read
-stdin, leave background processes behind, or ignore SIGTERM. Whatever they do, this
-module returns in bounded time with bounded memory and leaves no process of the child's
-process group alive. (A process that deliberately leaves the group with `setsid` escapes
-any group kill; it can no longer hold us up, because reading stops on a quiet pipe.)
+stdin, leave background processes behind, leave their process group with `setsid`,
+double-fork, ignore SIGTERM or kill their parent. Whatever they do, this module returns
+in bounded time with bounded memory, and when it returns no process the child started
+is alive: the child runs under a supervisor (`supervise.py`) that is the subreaper of
+everything below it, and a supervisor that was itself killed leaves its orphans to
+failres, which `reaper` makes the subreaper in turn and sweeps after every run.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import selectors
+import shutil
 import subprocess
+import sys
+import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from signal import SIGKILL, SIGTERM
+from typing import BinaryIO
+
+from failres.engine import reaper
 
 # Exit code a shell reports for a command it cannot run; callers and people already read
 # 127 as "no such program", so a seat we could not start looks the same.
@@ -33,6 +42,7 @@ _QUIET_AFTER_EXIT_SECONDS = 0.2
 _DRAIN_AFTER_EXIT_MAX_SECONDS = 2.0
 # Time a process group gets between SIGTERM and SIGKILL.
 _TERM_GRACE_SECONDS = 2.0
+SUPERVISOR = Path(__file__).with_name("supervise.py")
 
 
 @dataclass(frozen=True)
@@ -90,15 +100,20 @@ _CONTROL_TO_REPLACEMENT = {
 class _HeadAndTail:
     """Keeps the first `head_limit` bytes and a ring of the last `tail_limit` after them."""
 
-    def __init__(self, head_limit: int, tail_limit: int) -> None:
+    def __init__(self, head_limit: int, tail_limit: int, *, live: BinaryIO | None = None,
+                 live_limit: int = 0) -> None:
         self.head_limit = head_limit
         self.tail_limit = tail_limit
         self.head = bytearray()
         self.tail = bytearray()
         self.total = 0
+        self.live = live
+        self.live_left = live_limit
 
     def feed(self, chunk: bytes) -> None:
         self.total += len(chunk)
+        if self.live is not None and self.live_left > 0:
+            self._copy_live(chunk[: self.live_left])
         room = self.head_limit - len(self.head)
         if room > 0:
             self.head += chunk[:room]
@@ -112,6 +127,16 @@ class _HeadAndTail:
             # offset), so this ring costs O(chunk), not O(tail_limit), per read.
             del self.tail[:excess]
 
+    def _copy_live(self, chunk: bytes) -> None:
+        # A copy for whoever follows the run; losing it must never cost the run.
+        try:
+            self.live.write(chunk)
+            self.live.flush()
+        except (OSError, ValueError):
+            self.live = None
+            return
+        self.live_left -= len(chunk)
+
 
 def run_process(
     argv: Sequence[str],
@@ -122,6 +147,10 @@ def run_process(
     timeout: float,
     head_bytes: int = 65536,
     tail_bytes: int = 65536,
+    cancelled: Callable[[], bool] | None = None,
+    on_start: Callable[[int], None] | None = None,
+    live: BinaryIO | None = None,
+    live_limit: int = 0,
 ) -> ProcessResult:
     """Run `argv` in `cwd` with exactly `env`, feed it `stdin_data`, and wait at most `timeout`.
 
@@ -129,45 +158,51 @@ def run_process(
     child wrote them. A program that cannot be started is reported (`not_found`), not
     raised: for a seat that is a fact to classify. A missing `cwd` is a caller's bug and
     raises.
+
+    The child runs under the supervisor (`supervise.py`), which makes sure that when
+    this function returns no process the child started is still alive. `cancelled` is
+    polled while it runs (a cancel or a signal ends it early, like a timeout);
+    `on_start` is told the seat's process id (its group id too) as soon as it runs;
+    `live`, when given, receives a copy of the output as it arrives, up to `live_limit`
+    bytes (for `logs --follow`).
     """
     command = _checked_argv(argv)
     _check_limits(timeout=timeout, head_bytes=head_bytes, tail_bytes=tail_bytes)
     if not Path(cwd).is_dir():
         msg = f"working directory for {command[0]!r} does not exist: {cwd}"
         raise NotADirectoryError(msg)
-
     started = time.monotonic()
-    try:
-        child = subprocess.Popen(
-            command,
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            # Its own process group, so the whole tree it spawns can be signalled at once.
-            start_new_session=True,
-        )
-    except OSError as error:
-        return _not_started(command, error, duration=time.monotonic() - started)
+    problem = _launch_problem(command[0], cwd, env)
+    if problem is not None:
+        return _not_started(command, problem, duration=time.monotonic() - started)
 
-    writer = _start_stdin_writer(child, stdin_data)
-    output = _HeadAndTail(head_bytes, tail_bytes)
-    timed_out = _read_until_done(child, output, deadline=started + timeout)
-    # Always, not only on timeout: a leftover seat process still editing the worktree
-    # after the gate has judged it would make the verdict stale.
-    _end_process_group(child)
-    child.wait()  # the group leader is gone by now; this only collects its status
-    _drain_remaining(child, output)
-    if writer is not None:
-        writer.join(timeout=_TERM_GRACE_SECONDS)
+    with tempfile.TemporaryDirectory(prefix="failres-supervise-") as scratch:
+        status_file = Path(scratch) / "status"
+        supervisor = _start_supervisor(command, cwd=cwd, env=env, stdin_data=stdin_data, status_file=status_file)
+        if supervisor is None:
+            return _not_started(command, "cannot start the supervisor", duration=time.monotonic() - started)
+        writer = _start_stdin_writer(supervisor, stdin_data)
+        output = _HeadAndTail(head_bytes, tail_bytes, live=live, live_limit=live_limit)
+        watch = _StartWatch(status_file, on_start)
+        stopped = _read_until_done(supervisor, output, deadline=started + timeout, cancelled=cancelled, watch=watch)
+        if stopped:
+            _stop_supervisor(supervisor, status_file)
+        supervisor.wait()
+        _drain_remaining(supervisor, output)
+        if writer is not None:
+            writer.join(timeout=_TERM_GRACE_SECONDS)
+        watch.poll()
+        final = _final_status(status_file)
+        _kill_seat_groups(status_file)
     duration = time.monotonic() - started
+    reaper.sweep_leftovers()
 
-    exit_code, killed_by = _exit_status(child.returncode, timed_out=timed_out)
+    code = final.get("exit") if final else supervisor.returncode
+    exit_code, killed_by = _exit_status(code, final.get("signal") if final else None, timed_out=stopped)
     return ProcessResult(
         argv=command,
         exit_code=exit_code,
-        timed_out=timed_out,
+        timed_out=stopped,
         signal=killed_by,
         duration=duration,
         head=bytes(output.head),
@@ -183,6 +218,9 @@ def _checked_argv(argv: Sequence[str]) -> tuple[str, ...]:
     if not command or not command[0]:
         msg = "cannot run an empty command"
         raise ValueError(msg)
+    if any("\0" in part for part in command):
+        msg = f"cannot run {command[0]!r}: an argument holds a NUL byte"
+        raise ValueError(msg)
     return command
 
 
@@ -195,8 +233,25 @@ def _check_limits(*, timeout: float, head_bytes: int, tail_bytes: int) -> None:
         raise ValueError(msg)
 
 
-def _not_started(command: tuple[str, ...], error: OSError, *, duration: float) -> ProcessResult:
-    reason = error.strerror or str(error)
+def _launch_problem(program: str, cwd: Path, env: Mapping[str, str]) -> str | None:
+    """Why `program` cannot be started, in the words exec would use, or None.
+
+    Checked before the supervisor starts, so a missing agent or gate is told apart
+    from one that ran and failed (exit 127 from a shell means either).
+    """
+    if os.sep in program:
+        path = Path(cwd, program)
+        if not path.exists():
+            return "No such file or directory"
+        if path.is_dir() or not os.access(path, os.X_OK):
+            return "Permission denied"
+        return None
+    if shutil.which(program, path=env.get("PATH", os.defpath)) is None:
+        return "No such file or directory"
+    return None
+
+
+def _not_started(command: tuple[str, ...], reason: str, *, duration: float) -> ProcessResult:
     head = f"cannot run {command[0]!r}: {reason}\n".encode()
     return ProcessResult(
         argv=command,
@@ -210,6 +265,104 @@ def _not_started(command: tuple[str, ...], error: OSError, *, duration: float) -
         truncated=False,
         not_found=True,
     )
+
+
+def _start_supervisor(command: tuple[str, ...], *, cwd: Path, env: Mapping[str, str], stdin_data: bytes | None,
+                      status_file: Path) -> subprocess.Popen[bytes] | None:
+    # Python coerces a C locale by setting LC_CTYPE in its own environment; the seat must
+    # not inherit a variable failres never gave it.
+    unset = "LC_CTYPE" if "LC_CTYPE" not in env else "-"
+    supervisor = [sys.executable, "-I", "-S", str(SUPERVISOR), str(status_file), str(os.getpid()), unset, "--",
+                  *command]
+    try:
+        return reaper.spawn(
+            supervisor,
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            # Its own session: a terminal's Ctrl-C reaches failres, which stops the seat
+            # on purpose (journaled), rather than the seat dying on its own.
+            start_new_session=True,
+        )
+    except OSError:
+        return None
+
+
+class _StartWatch:
+    """Reads the seat's pid from the supervisor's status file once, and tells `on_start`."""
+
+    def __init__(self, status_file: Path, on_start: Callable[[int], None] | None) -> None:
+        self.status_file = status_file
+        self.on_start = on_start
+        self.seat: int | None = None
+
+    def poll(self) -> None:
+        if self.seat is not None or self.on_start is None:
+            return
+        for record in _status_records(self.status_file):
+            if isinstance(record.get("seat"), int):
+                self.seat = record["seat"]
+                self.on_start(self.seat)
+                return
+
+
+def _status_records(status_file: Path) -> list[dict]:
+    try:
+        lines = status_file.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    records = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # a line still being written
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+def _final_status(status_file: Path) -> dict | None:
+    for record in reversed(_status_records(status_file)):
+        if "exit" in record:
+            return record
+    return None
+
+
+def _stop_supervisor(supervisor: subprocess.Popen[bytes], status_file: Path) -> None:
+    """Ask the supervisor to end the dispatch; if it does not, end it and the seat's group ourselves."""
+    _signal_process(supervisor.pid, SIGTERM)
+    try:
+        supervisor.wait(timeout=_TERM_GRACE_SECONDS * 3)
+        return
+    except subprocess.TimeoutExpired:
+        pass
+    seats = [r["seat"] for r in _status_records(status_file) if isinstance(r.get("seat"), int)]
+    for group in seats:
+        try:
+            os.killpg(group, SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    _signal_process(supervisor.pid, SIGKILL)
+
+
+def _kill_seat_groups(status_file: Path) -> None:
+    """Belt and braces after the supervisor's own clean-up: nothing of the seat's group survives."""
+    for record in _status_records(status_file):
+        if isinstance(record.get("seat"), int):
+            try:
+                os.killpg(record["seat"], SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
+def _signal_process(pid: int, signal_number: int) -> None:
+    try:
+        os.kill(pid, signal_number)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _start_stdin_writer(child: subprocess.Popen[bytes], data: bytes | None) -> threading.Thread | None:
@@ -236,116 +389,48 @@ def _start_stdin_writer(child: subprocess.Popen[bytes], data: bytes | None) -> t
     return writer
 
 
-def _read_until_done(child: subprocess.Popen[bytes], output: _HeadAndTail, *, deadline: float) -> bool:
-    """Read the merged output until EOF, the deadline, or a quiet pipe after exit.
+def _read_until_done(child: subprocess.Popen[bytes], output: _HeadAndTail, *, deadline: float,
+                     cancelled: Callable[[], bool] | None, watch: _StartWatch) -> bool:
+    """Read the merged output until EOF and the supervisor's exit, the deadline, or a cancel.
 
-    Returns True when the deadline passed while the main process was still running.
+    Returns True when the run must be stopped (deadline passed or cancelled) while the
+    supervisor was still running. The supervisor exits only once every process of the
+    dispatch is gone, so its EOF and exit are the end of the dispatch.
     """
     assert child.stdout is not None
     pipe = child.stdout.fileno()
     with selectors.DefaultSelector() as selector:
         selector.register(pipe, selectors.EVENT_READ)
+        eof = False
         exited_at: float | None = None
         while True:
+            watch.poll()
             now = time.monotonic()
             if exited_at is None and child.poll() is not None:
                 exited_at = now
-            if exited_at is None:
-                if now >= deadline:
-                    return True
-                wait = min(_POLL_SECONDS, deadline - now)
-            else:
-                if now - exited_at >= _DRAIN_AFTER_EXIT_MAX_SECONDS:
-                    return False
-                wait = _QUIET_AFTER_EXIT_SECONDS
+            if exited_at is not None and (eof or now - exited_at >= _DRAIN_AFTER_EXIT_MAX_SECONDS):
+                # Normally EOF comes with the exit; a writer that outlived a killed
+                # supervisor must not hold us: the sweep after this run ends it.
+                return False
+            if exited_at is None and (now >= deadline or (cancelled is not None and cancelled())):
+                return True
+            if eof:
+                time.sleep(_POLL_SECONDS)
+                continue
+            wait = _QUIET_AFTER_EXIT_SECONDS if exited_at is not None else min(_POLL_SECONDS, max(deadline - now, 0))
             if not selector.select(wait):
                 if exited_at is not None:
                     return False
                 continue
             chunk = os.read(pipe, _READ_CHUNK)
             if not chunk:
-                # EOF: every writer closed the pipe. The main process may still be running
-                # (it closed its stdout); keep waiting for it, bounded by the deadline.
-                return _wait_for_exit(child, deadline=deadline)
+                eof = True
+                continue
             output.feed(chunk)
 
 
-def _wait_for_exit(child: subprocess.Popen[bytes], *, deadline: float) -> bool:
-    remaining = deadline - time.monotonic()
-    try:
-        child.wait(timeout=max(remaining, 0))
-    except subprocess.TimeoutExpired:
-        return True
-    return False
-
-
-def _end_process_group(child: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the child's whole process group, then SIGKILL whatever is still alive."""
-    group = child.pid  # start_new_session made the child its group's leader
-    if not _group_has_live_members(group, child):
-        return
-    if not _signal_group(group, SIGTERM):
-        return
-    if _wait_for_group_to_die(group, child):
-        return
-    _signal_group(group, SIGKILL)
-    # Signals are delivered asynchronously: without waiting, a killed process can still be
-    # running when we return and touch the worktree the caller is about to judge.
-    _wait_for_group_to_die(group, child)
-
-
-def _wait_for_group_to_die(group: int, child: subprocess.Popen[bytes]) -> bool:
-    give_up_at = time.monotonic() + _TERM_GRACE_SECONDS
-    while time.monotonic() < give_up_at:
-        if not _group_has_live_members(group, child):
-            return True
-        time.sleep(_POLL_SECONDS)
-    return False
-
-
-def _signal_group(group: int, signal_number: int) -> bool:
-    try:
-        os.killpg(group, signal_number)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # a member changed its user; the others got the signal
-    return True
-
-
-def _group_has_live_members(group: int, child: subprocess.Popen[bytes]) -> bool:
-    """Whether any process of the group is still running (zombies do not count).
-
-    `killpg(group, 0)` alone is not enough: orphans are re-parented to an init that may
-    never reap them, and their zombies keep the group "alive" for as long as the machine
-    runs — every seat would then pay the whole SIGTERM grace. Where /proc exists, ask it.
-    """
-    child.poll()  # reap the main process so it does not count as a member itself
-    proc = Path("/proc")
-    if not proc.is_dir():
-        try:
-            os.killpg(group, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-    for entry in os.scandir(proc):
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = Path(entry.path, "stat").read_text()
-        except OSError:
-            continue  # exited while we looked
-        # The command name sits in parentheses and may itself contain spaces or ")".
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 2 and fields[2] == str(group) and fields[0] not in ("Z", "X"):
-            return True
-    return False
-
-
 def _drain_remaining(child: subprocess.Popen[bytes], output: _HeadAndTail) -> None:
-    """Keep what was written before the group died, without waiting on escaped holders."""
+    """Keep what was written before the end; every writer is gone, so this is quick."""
     assert child.stdout is not None
     pipe = child.stdout.fileno()
     with selectors.DefaultSelector() as selector:
@@ -359,15 +444,16 @@ def _drain_remaining(child: subprocess.Popen[bytes], output: _HeadAndTail) -> No
     child.stdout.close()
 
 
-def _exit_status(returncode: int | None, *, timed_out: bool) -> tuple[int | None, int | None]:
-    """(exit_code, signal) as reported: a timed-out child has no exit code of its own.
+def _exit_status(code: int | None, signal_number: int | None, *, timed_out: bool) -> tuple[int | None, int | None]:
+    """(exit_code, signal) as reported: a stopped child has no exit code of its own.
 
     A child killed by a signal we did not send gets the shell's 128+N, so callers that only
     look at the exit code still see a failure.
     """
-    killed_by = -returncode if returncode is not None and returncode < 0 else None
+    killed_by = signal_number
+    if code is not None and code < 0:  # the supervisor itself died of a signal
+        killed_by = -code
+        code = 128 + killed_by
     if timed_out:
         return None, killed_by
-    if killed_by is not None:
-        return 128 + killed_by, killed_by
-    return returncode, None
+    return code, killed_by

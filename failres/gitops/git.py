@@ -10,6 +10,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from failres.engine import reaper
 from failres.errors import GitError
 
 FALLBACK_NAME = "failres"
@@ -87,15 +88,9 @@ def _spawn(
         command += ["-c", pair]
     command += list(args)
     try:
-        return subprocess.run(
-            command,
-            cwd=cwd,
-            env=git_environment(env),
-            input=stdin,
-            stdin=None if stdin is not None else subprocess.DEVNULL,
-            capture_output=True,
-            check=False,
-        )
+        # Through the reaper: a git child is failres's own, never mistaken for a
+        # seat's leftover by a sweep running in another task's thread.
+        return reaper.run_owned(command, input=stdin, cwd=cwd, env=git_environment(env))
     except FileNotFoundError as error:
         msg = f"cannot run git in {cwd}: {error.strerror}"
         raise GitError(msg, hint="install git and make sure it is on PATH") from error

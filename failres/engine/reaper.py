@@ -1,0 +1,120 @@
+"""failres as the last line of defence against processes a seat leaves behind.
+
+Every seat and gate runs under a supervisor that kills everything below it when the
+dispatch ends. A hostile seat can kill its supervisor first; its orphans then go to
+the nearest *subreaper* above. `become_subreaper` makes failres that subreaper (on
+Linux), so those orphans arrive here instead of at init, and `sweep_leftovers`
+kills every child of failres that failres did not start itself.
+
+"Started by failres" is known exactly: every process failres starts goes through
+`spawn`, which records its pid until it has been waited for. A child that is not
+in that record arrived by re-parenting, so it is a leftover of some dispatch.
+Children that were already there when failres became a subreaper (a test's own
+helper process, say) are never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from failres.engine.supervise import children_of, set_subreaper
+
+_GRACE_SECONDS = 0.5
+_MAX_SWEEP_ROUNDS = 20
+
+_lock = threading.Lock()
+_ours: set[int] = set()
+_before: set[int] | None = None  # children that predate becoming a subreaper
+
+
+def become_subreaper() -> bool:
+    """Ask the kernel to re-parent orphaned descendants to this process; False where unsupported."""
+    global _before
+    with _lock:
+        if _before is None:
+            _before = set(children_of(os.getpid()))
+    return set_subreaper()
+
+
+def spawn(argv: list[str], **popen: object) -> subprocess.Popen[bytes]:
+    """`subprocess.Popen`, with the child recorded as failres's own until `forget` or a sweep sees it gone."""
+    with _lock:
+        child = subprocess.Popen(argv, **popen)  # noqa: S603 - argv lists only, never a shell
+        _ours.add(child.pid)
+    return child
+
+
+def forget(pid: int) -> None:
+    with _lock:
+        _ours.discard(pid)
+
+
+@contextmanager
+def owned(child: subprocess.Popen[bytes]) -> Iterator[subprocess.Popen[bytes]]:
+    try:
+        yield child
+    finally:
+        forget(child.pid)
+
+
+def run_owned(argv: list[str], *, input: bytes | None = None, **popen: object) -> subprocess.CompletedProcess[bytes]:
+    """`subprocess.run` with output captured, through `spawn` (for git and other short helpers)."""
+    child = spawn(argv, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen)
+    with owned(child):
+        out, err = child.communicate(input)
+    return subprocess.CompletedProcess(argv, child.returncode, out, err)
+
+
+def leftovers() -> list[int]:
+    """Children of failres it did not start: orphans of seats whose supervisor is gone."""
+    if _before is None:
+        return []
+    with _lock:
+        mine = set(_ours) | _before
+    return [pid for pid in children_of(os.getpid()) if pid not in mine]
+
+
+def sweep_leftovers() -> list[int]:
+    """Kill and reap every leftover child; returns the pids that were found.
+
+    Killing a leftover re-parents its own children here, so rounds repeat until one
+    finds nothing (bounded, so a process stuck in the kernel cannot hold us forever).
+    """
+    swept: list[int] = []
+    for _ in range(_MAX_SWEEP_ROUNDS):
+        found = [pid for pid in leftovers() if pid not in swept]
+        if not found:
+            break
+        swept += found
+        for signum in (signal.SIGTERM, signal.SIGKILL):
+            for pid in found:
+                try:
+                    os.kill(pid, signum)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            give_up = time.monotonic() + _GRACE_SECONDS
+            while time.monotonic() < give_up and _reap(found):
+                time.sleep(0.02)
+            if not _reap(found):
+                break
+    return swept
+
+
+def _reap(pids: list[int]) -> list[int]:
+    """Reap whichever of `pids` have exited; return those still running."""
+    running = []
+    for pid in pids:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            continue
+        if done == 0:
+            running.append(pid)
+    return running
