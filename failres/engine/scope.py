@@ -151,3 +151,31 @@ def _translate_class(members: str) -> str:
     escaped = "".join("\\" + c if c in "\\^][&~|" else c for c in members)
     # A class never matches "/": like "*" and "?", it stays inside one path segment.
     return f"[^/{escaped}]" if negate else f"(?!/)[{escaped}]"
+
+
+def ignore_pattern_matches(pattern: str, path: str) -> bool:
+    """True when a `.gitignore`-style `pattern` covers `path` (a file, or anything under a directory).
+
+    Used for `[scope] artifacts` and a gate's `keep`, which people write the way they
+    write `.gitignore`: a pattern without a slash (`__pycache__/`, `.aider*`) matches a
+    name at any depth; one with a slash in it is anchored at the top; a trailing slash
+    names a directory, and a directory covers everything below it.
+    """
+    body = pattern.strip()
+    if not body or body.startswith("#") or body.startswith("!"):
+        return False
+    directory_only = body.endswith("/")
+    body = body.rstrip("/")
+    anchored = "/" in body
+    body = body.lstrip("/")
+    if not body:
+        return False
+    parts = path.split("/")
+    # A directory-only pattern can match only the path's parents; the path itself
+    # may be a file.
+    last = len(parts) - 1 if directory_only else len(parts)
+    pattern_re = _compile(body)
+    if anchored:
+        prefixes = ("/".join(parts[:cut]) for cut in range(1, last + 1))
+        return any(prefix == body or pattern_re.fullmatch(prefix) for prefix in prefixes)
+    return any(name == body or pattern_re.fullmatch(name) for name in parts[:last])

@@ -22,6 +22,7 @@ from failres.gitops.commits import (
     reset_hard,
     task_trailer,
 )
+from failres.gitops.branches import changed_between, commit_tree, ensure_task_branch, move_branch, patch_tree
 from failres.gitops.restore import restore_baseline
 from failres.gitops.state import (
     Baseline,
@@ -46,7 +47,12 @@ __all__ = [
     "add_task_worktree",
     "apply_patch",
     "capture_baseline",
+    "changed_between",
     "changed_paths",
+    "commit_tree",
+    "ensure_task_branch",
+    "move_branch",
+    "patch_tree",
     "commit_task",
     "head_commit",
     "list_worktrees",

@@ -107,13 +107,19 @@ def changed_paths(worktree: Path, baseline: Baseline) -> ChangeSet:
     )
 
 
-def working_state_tree(worktree: Path) -> str:
-    """The full working state of `worktree` written as a tree object; the real index is untouched."""
-    status = read_status(worktree)
+def working_state_tree(worktree: Path, *, config: tuple[str, ...] = ()) -> str:
+    """The full working state of `worktree` written as a tree object; the real index is untouched.
+
+    `config` adds `-c` settings to every git call (the tamper check turns hooks and
+    fsmonitor off, since it runs right after a seat that may have planted them).
+    """
+    status = read_status(worktree, config=config)
     if status.clean and status.head is not None:
         return _head_tree_and_branch(worktree, status.head)[0]
     with scratch_index(worktree) as index_file:
-        return _add_all_and_write_tree(worktree, index_file)
+        env = {"GIT_INDEX_FILE": str(index_file)}
+        run_git(worktree, ["add", "-A"], env=env, config=config)
+        return _write_tree(worktree, index_file)
 
 
 def snapshot_commit(worktree: Path, message: str, parent: str) -> str:

@@ -59,14 +59,14 @@ class StatusReport:
         return not self.entries
 
 
-def read_status(worktree: Path, *, index_file: Path | None = None) -> StatusReport:
+def read_status(worktree: Path, *, index_file: Path | None = None, config: tuple[str, ...] = ()) -> StatusReport:
     """Status of `worktree`, against `index_file` instead of the real index when given."""
     # GIT_OPTIONAL_LOCKS=0: status must not rewrite the index behind a seat that
     # may still be running, and a read must never contend for index.lock.
     env = {"GIT_OPTIONAL_LOCKS": "0"}
     if index_file is not None:
         env["GIT_INDEX_FILE"] = str(index_file)
-    return parse_status(run_git(worktree, STATUS_ARGS, env=env))
+    return parse_status(run_git(worktree, STATUS_ARGS, env=env, config=config))
 
 
 def parse_status(raw: bytes) -> StatusReport:

@@ -1,0 +1,394 @@
+"""A seat's workspace: a directory outside the person's repository, with a git dir of its own.
+
+A seat is code we do not control, and any git command it runs acts on the git dir it
+finds. So the workspace has its *own* `.git` — a branch `failres/<slug>/<task>` at the
+task's start, an index, and objects borrowed read-only from the person's repository
+through `objects/info/alternates` — and nothing a seat does in git there (checkout,
+update-ref, config, hooks, skip-worktree bits, `info/exclude`) reaches the person's
+refs, store, config, hooks or index.
+
+failres never trusts that `.git`: it never runs git *in* it. Every read and write of
+its own (what changed, the task's tree, putting the files back) runs against the
+person's git dir with the workspace as work tree and a *private index* that lives
+outside the workspace (`<git dir>/failres/workspaces/<slug>/<task>/index`). failres
+keeps that index's bytes in memory and writes them back before every read, so a seat
+that found it and forged its stat data changes nothing. Objects failres hashes go
+straight into the person's object database, which is where the task commit is made.
+
+`purify` puts the files back to exactly one tree: tracked files through the private
+index, and every untracked or ignored file removed except the paths a gate declares
+it needs (`keep`). The seat's `.git` is rebuilt from scratch at the same time, so
+each dispatch starts with a clean view: HEAD on the task branch at the task's start,
+and the task's progress so far as plain working-tree changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from failres.errors import GitError
+from failres.gitops.git import run_git, try_git
+from failres.gitops.status import STATUS_ARGS, StatusReport, parse_status
+
+# Settings that make git read a work tree on failres's terms, whatever the person's or
+# the seat's configuration says: no fsmonitor daemon or hook, no untracked cache whose
+# directory mtimes a seat could rewind, no sparse checkout that would mark paths
+# skip-worktree, no split index spread over shared files.
+_TRUSTED_READ = (
+    "core.fsmonitor=false",
+    "core.untrackedCache=false",
+    "core.sparseCheckout=false",
+    "core.splitIndex=false",
+    "core.trustctime=true",
+    "core.checkStat=default",
+)
+# What of the person's local configuration the seat's own git should agree on, so
+# that `git status` in the workspace shows the same files as changed as failres sees.
+_SEAT_CONFIG_KEYS = ("core.autocrlf", "core.eol", "core.symlinks", "core.ignorecase", "core.precomposeunicode")
+REGISTRY = "failres/workspaces"
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What the seat changed, read from the files after every process of the seat is gone."""
+
+    paths: tuple[str, ...]  # every changed path, sorted; undecodable names escaped
+    undecodable: tuple[str, ...]  # names that are not UTF-8, as shown (escaped)
+    symlinks: dict[str, str]  # changed paths that are symlinks -> their target
+
+
+class Workspace:
+    """One task's workspace and failres's private view of it."""
+
+    def __init__(self, path: Path, git_dir: Path, state_dir: Path, branch: str, base: str) -> None:
+        self.path = path
+        self.git_dir = git_dir
+        self.state_dir = state_dir  # inside the person's git dir: never handed to a seat
+        self.branch = branch
+        self.base = base
+        self.tree = ""  # the tree the files were last put back to
+        self.base_tree = ""  # the start commit's tree
+        self._index_bytes = b""
+        self._index_mtime_ns = 0
+        self._base_index_bytes = b""
+        self._base_index_mtime_ns = 0
+
+    # ── paths ────────────────────────────────────────────────────────────
+
+    @property
+    def index(self) -> Path:
+        return self.state_dir / "index"
+
+    def _env(self, index: Path | None = None) -> dict[str, str]:
+        return {
+            "GIT_DIR": str(self.git_dir),
+            "GIT_WORK_TREE": str(self.path),
+            "GIT_INDEX_FILE": str(index or self.index),
+            # Paths failres passes are file names, never patterns.
+            "GIT_LITERAL_PATHSPECS": "1",
+        }
+
+    def git(self, args: Sequence[str], *, index: Path | None = None, stdin: bytes | None = None) -> bytes:
+        return run_git(self.path, args, env=self._env(index), stdin=stdin, config=_TRUSTED_READ)
+
+    # ── creating and removing ────────────────────────────────────────────
+
+    @classmethod
+    def create(cls, *, path: Path, git_dir: Path, state_dir: Path, branch: str, base: str) -> Workspace:
+        """A fresh workspace at `path` with the files of commit `base` and the seat's own git dir."""
+        path = Path(os.path.abspath(path))
+        claim_workspace_path(path, git_dir, state_dir)
+        path.mkdir(parents=True, exist_ok=True)
+        state_dir.mkdir(parents=True, exist_ok=True)
+        (state_dir / "path").write_text(str(path) + "\n", encoding="utf-8")
+        workspace = cls(path, git_dir, state_dir, branch, base)
+        workspace.index.unlink(missing_ok=True)
+        tree = run_git(path, ["rev-parse", f"{base}^{{tree}}"], env={"GIT_DIR": str(git_dir)}).decode().strip()
+        # One checkout, through the private index, which so records every file's stat
+        # data: later reads re-hash only what a seat touched.
+        workspace.git(["read-tree", "--reset", "-u", tree])
+        workspace.tree = tree
+        workspace.base_tree = tree
+        workspace._remember_private_index()
+        workspace._base_index_bytes = workspace._index_bytes
+        workspace._base_index_mtime_ns = workspace._index_mtime_ns
+        workspace.reset_seat_git()
+        return workspace
+
+    def remove(self) -> None:
+        """Delete the workspace's files and failres's state for it."""
+        remove_tree(self.path)
+        for name in ("index", "index.lock", "scratch", "path"):
+            target = self.state_dir / name
+            if target.is_dir():
+                remove_tree(target)
+            else:
+                target.unlink(missing_ok=True)
+
+    # ── the seat's own git dir ───────────────────────────────────────────
+
+    def reset_seat_git(self) -> None:
+        """Rebuild `<workspace>/.git` from nothing: the task branch at the start, the start's index.
+
+        Written as plain files rather than with git, so nothing the seat left in the
+        old one (a config, a hook, a symlink to elsewhere) is read or followed.
+        """
+        dot_git = self.path / ".git"
+        remove_tree(dot_git)
+        for directory in ("objects/info", "objects/pack", "refs/tags", "refs/heads"):
+            (dot_git / directory).mkdir(parents=True, exist_ok=True)
+        ref = self.branch if self.branch.startswith("refs/") else f"refs/heads/{self.branch}"
+        (dot_git / "HEAD").write_text(f"ref: {ref}\n", encoding="utf-8")
+        ref_file = dot_git / ref
+        ref_file.parent.mkdir(parents=True, exist_ok=True)
+        ref_file.write_text(self.base + "\n", encoding="utf-8")
+        (dot_git / "objects" / "info" / "alternates").write_text(str(self.git_dir / "objects") + "\n",
+                                                                  encoding="utf-8")
+        (dot_git / "config").write_text(_seat_config(self.git_dir), encoding="utf-8")
+        (dot_git / "description").write_text("a failres task workspace\n", encoding="utf-8")
+        (dot_git / "index").write_bytes(self._base_index_bytes)
+        # The start's own time, so the seat's git does not trust stale stat data either.
+        os.utime(dot_git / "index", ns=(self._base_index_mtime_ns, self._base_index_mtime_ns))
+
+    # ── reading what changed ─────────────────────────────────────────────
+
+    def _remember_private_index(self) -> None:
+        self._index_bytes = self.index.read_bytes()
+        self._index_mtime_ns = self.index.stat().st_mtime_ns
+
+    def _restore_private_index(self) -> None:
+        # Whatever a seat wrote to the private index, failres's own copy is what counts.
+        # Its modification time is put back too: git trusts an entry's stat data only
+        # when the file is older than the index ("racy git"), so an index rewritten
+        # *now* would hide an edit made in the same clock tick as the checkout.
+        self.index.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.index.with_name("index.failres-tmp")
+        tmp.write_bytes(self._index_bytes)
+        os.utime(tmp, ns=(self._index_mtime_ns, self._index_mtime_ns))
+        os.replace(tmp, self.index)
+
+    def status(self) -> StatusReport:
+        self._restore_private_index()
+        raw = self.git([*STATUS_ARGS])
+        return parse_status(raw)
+
+    def check(self) -> Checked:
+        """Every path whose file differs from the last tree failres put down, from the files alone."""
+        report = self.status()
+        paths: set[str] = set()
+        for entry in report.entries:
+            # Only files against the private index count: the index-against-HEAD side
+            # compares with the *person's* HEAD, which says nothing about the seat.
+            if not entry.unstaged:
+                continue
+            paths.add(entry.path)
+            if entry.original_path:
+                paths.add(entry.original_path)
+        shown, undecodable = [], []
+        for path in sorted(paths):
+            name = shown_name(path)
+            shown.append(name)
+            if name != path:
+                undecodable.append(name)
+        links = {}
+        for path in paths:
+            if path in undecodable:
+                continue
+            full = self.path / path
+            if full.is_symlink():
+                links[path] = os.readlink(full)
+        return Checked(tuple(sorted(shown)), tuple(undecodable), links)
+
+    # ── building trees ───────────────────────────────────────────────────
+
+    def accept(self, paths: Iterable[str]) -> str:
+        """Take exactly `paths` from the files into the private index; return the tree it now holds."""
+        wanted = [p for p in paths]
+        self._restore_private_index()
+        if wanted:
+            spec = b"\0".join(os.fsencode(p) for p in wanted) + b"\0"
+            self.git(["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"], stdin=spec)
+        tree = self.git(["write-tree"]).decode().strip()
+        self._remember_private_index()
+        return tree
+
+    def capture(self, paths: Iterable[str], *, max_bytes: int, include) -> str:
+        """A tree of the last tree put down plus `paths` as the files hold them now (for snapshots).
+
+        Only regular files up to `max_bytes` and paths `include(path)` allows are taken;
+        the private index is left as it was.
+        """
+        self._restore_private_index()
+        scratch = self.state_dir / "scratch"
+        scratch.mkdir(parents=True, exist_ok=True)
+        scratch_index = scratch / "index"
+        scratch_index.write_bytes(self._index_bytes)
+        taken = []
+        for path in paths:
+            full = self.path / path
+            try:
+                info = full.lstat()
+            except (OSError, ValueError):
+                taken.append(path)  # gone: its deletion is part of the state
+                continue
+            if not include(path):
+                continue
+            if stat.S_ISREG(info.st_mode) and info.st_size > max_bytes:
+                continue
+            taken.append(path)
+        if taken:
+            spec = b"\0".join(os.fsencode(p) for p in taken) + b"\0"
+            self.git(["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"], index=scratch_index,
+                     stdin=spec)
+        tree = self.git(["write-tree"], index=scratch_index).decode().strip()
+        scratch_index.unlink(missing_ok=True)
+        return tree
+
+    # ── putting the files back ───────────────────────────────────────────
+
+    def purify(self, tree: str, keep: Sequence[str] = ()) -> None:
+        """Make the files exactly `tree` (plus the `keep` paths), and give the seat a fresh `.git`.
+
+        Raises GitError when the files cannot be put back (a seat that made them
+        undeletable); the caller quarantines the task then.
+        """
+        self._restore_private_index()
+        try:
+            self._put_back(tree, keep)
+        except GitError:
+            # A seat may have taken permissions away from files or directories; give
+            # them back and try once more.
+            _restore_permissions(self.path)
+            self._put_back(tree, keep)
+        self.tree = tree
+        self._remember_private_index()
+        self.reset_seat_git()
+        left = self.check()
+        stray = [p for p in left.paths if not _kept(p, keep)]
+        if stray:
+            shown = ", ".join(stray[:5])
+            msg = f"could not put the workspace {self.path} back: it still differs at {shown}"
+            raise GitError(msg, hint="a seat left files that cannot be removed; remove them by hand")
+
+    def _put_back(self, tree: str, keep: Sequence[str]) -> None:
+        self.git(["read-tree", "--reset", "-u", tree])
+        exclude = []
+        for pattern in keep:
+            exclude += ["-e", pattern]
+        # -ff: nested repositories too; -x: ignored files too (nothing the seat hid from
+        # git reaches a gate). `.git` at the top is never listed by git, so it stays.
+        self.git(["clean", "-ffdxq", *exclude])
+        _remove_nested_git_dirs(self.path)
+
+
+def shown_name(path: str) -> str:
+    """A path as it can be recorded: undecodable bytes become visible `\\xNN` escapes."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+    return path
+
+
+def _kept(path: str, keep: Sequence[str]) -> bool:
+    from failres.engine.scope import ignore_pattern_matches
+
+    return any(ignore_pattern_matches(pattern, path) for pattern in keep)
+
+
+def _seat_config(git_dir: Path) -> str:
+    lines = ["[core]", "\trepositoryformatversion = 0", "\tbare = false", "\tlogallrefupdates = true"]
+    local = git_dir / "config"
+    for key in _SEAT_CONFIG_KEYS:
+        completed = try_git(git_dir, ["config", "--file", str(local), "--get", key])
+        value = completed.stdout.decode("utf-8", "replace").strip()
+        if completed.returncode == 0 and value and "\n" not in value:
+            lines.append(f"\t{key.split('.', 1)[1]} = {value}")
+    return "\n".join(lines) + "\n"
+
+
+def _remove_nested_git_dirs(top: Path) -> None:
+    # git never lists a directory named `.git`, wherever it is, so `clean` leaves one
+    # a seat planted below the top (with whatever it put inside). Only the top one is
+    # the seat's git dir, and it is rebuilt anyway.
+    for root, dirs, _files in os.walk(top):
+        if Path(root) == top:
+            dirs[:] = [d for d in dirs if d != ".git"]
+            continue
+        if ".git" in dirs:
+            remove_tree(Path(root) / ".git")
+            dirs.remove(".git")
+
+
+def _restore_permissions(top: Path) -> None:
+    for root, dirs, files in os.walk(top):
+        for name in dirs + files:
+            full = os.path.join(root, name)
+            try:
+                if not os.path.islink(full):
+                    os.chmod(full, os.stat(full).st_mode | stat.S_IRUSR | stat.S_IWUSR
+                             | (stat.S_IXUSR if os.path.isdir(full) else 0))
+            except OSError:
+                pass
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a file, a symlink (never what it points to) or a directory tree, whatever its permissions."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(info.st_mode):
+        path.unlink()
+        return
+
+    def retry_writable(function, failed: str, _exc) -> None:
+        parent = os.path.dirname(failed)
+        try:
+            os.chmod(parent, os.stat(parent).st_mode | stat.S_IRWXU)
+            if os.path.isdir(failed) and not os.path.islink(failed):
+                os.chmod(failed, os.stat(failed).st_mode | stat.S_IRWXU)
+        except OSError:
+            pass
+        function(failed)
+
+    # A seat may take write permission away from its files; failres gives it back to
+    # delete them. (`onerror` is the spelling every supported Python accepts.)
+    shutil.rmtree(path, onerror=retry_writable)
+
+
+def claim_workspace_path(path: Path, git_dir: Path, state_dir: Path) -> None:
+    """Make room at `path` for a new workspace, removing only what failres itself made there.
+
+    A directory failres registered for this task (`<state_dir>/path` names it) is
+    failres's and goes; anything else at that path is someone's, and failres refuses.
+    """
+    if not path.exists() and not path.is_symlink():
+        return
+    registered = state_dir / "path"
+    ours = registered.exists() and registered.read_text(encoding="utf-8").strip() == str(path)
+    if not ours and path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
+        return  # an empty directory holds nothing to lose
+    if not ours:
+        msg = f"cannot create a task workspace at {path}: something that failres did not make is there"
+        raise GitError(msg, hint="move it away or set [worktrees] dir in .failres.toml to another directory")
+    remove_tree(path)
+
+
+def default_root(common_dir: Path, top: Path) -> Path:
+    """Where workspaces go by default: the user's cache, one directory per repository.
+
+    Outside the person's checkout (nothing shows in their `git status`) and outside
+    the git dir (agents refuse to edit files under `.git`, and a seat must not find
+    the person's repository by looking at its own path).
+    """
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    digest = hashlib.sha256(str(common_dir.resolve()).encode()).hexdigest()[:10]
+    name = "".join(c if c.isalnum() or c in "._-" else "-" for c in top.name) or "repo"
+    return cache / "failres" / "workspaces" / f"{name}-{digest}"
