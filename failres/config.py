@@ -22,6 +22,8 @@ from types import MappingProxyType
 from failres.config_kinds import (
     COMMAND,
     OPTIONAL_COMMAND,
+    OPTIONAL_SEAT_COMMAND,
+    SEAT_COMMAND,
     Duration,
     Flag,
     Integer,
@@ -31,6 +33,7 @@ from failres.config_kinds import (
     TextList,
     TextTable,
     regex_problem,
+    seat_placeholder_problem,
 )
 from failres.config_schema import (
     Invalid,
@@ -72,6 +75,10 @@ BUILT_IN_FAILURE_CLASSES: tuple[str, ...] = (
     "gate-timeout",
     "seat-crashed",
     "patch-does-not-apply",
+    "seat-tamper",
+    "seat-denied",
+    "gate-unavailable",
+    "workspace-unrestorable",
     "unknown",
 )
 
@@ -86,6 +93,18 @@ DEFAULT_ENGINE_DOWN_PATTERNS: tuple[str, ...] = (
     r"could not resolve host",
     r"network is unreachable",
     r"timed out connecting",
+)
+
+DEFAULT_ARTIFACTS: tuple[str, ...] = (
+    ".aider*",
+    "__pycache__/",
+    ".pytest_cache/",
+    ".mypy_cache/",
+    ".ruff_cache/",
+    ".hypothesis/",
+    ".coverage",
+    ".coverage.*",
+    ".DS_Store",
 )
 
 _NAME_PATTERN = r"[A-Za-z0-9_.-]*"
@@ -160,7 +179,7 @@ class StoreConfig:
 
 @dataclass(frozen=True)
 class WorktreesConfig:
-    """Where task worktrees are made, and whether finished ones stay."""
+    """Where task workspaces are made, and whether finished ones stay."""
 
     dir: str = setting("", kind=Text())
     keep: bool = setting(False, kind=Flag())
@@ -174,6 +193,12 @@ class GateConfig:
     command: tuple[str, ...] = setting(kind=COMMAND)
     cwd: str = setting("repo", kind=Text(choices=("repo", "worktree")))
     timeout: float = setting(15 * 60.0, kind=Duration())
+    # Run once in a new workspace, before its first seat: what the gate needs that is
+    # not tracked (dependencies). Its output must sit under `keep` to survive.
+    setup: tuple[str, ...] = setting((), kind=OPTIONAL_COMMAND)
+    # .gitignore-style patterns of untracked paths that stay in the workspace when it is
+    # put back to the task's tree before each seat and each gate (e.g. node_modules/).
+    keep: tuple[str, ...] = setting((), kind=TextList())
 
 
 @dataclass(frozen=True)
@@ -181,11 +206,12 @@ class BindingConfig:
     """An agent or tool a seat can be bound to."""
 
     name: str
-    command: tuple[str, ...] = setting(kind=COMMAND)
-    health: tuple[str, ...] = setting((), kind=OPTIONAL_COMMAND)  # () = no probe command
+    command: tuple[str, ...] = setting(kind=SEAT_COMMAND)
+    health: tuple[str, ...] = setting((), kind=OPTIONAL_SEAT_COMMAND)  # () = no probe command
     timeout: float = setting(30 * 60.0, kind=Duration())
     env: Mapping[str, str] = setting(
-        kind=TextTable(key_pattern=_ENV_NAME, key_meaning="a valid environment variable name"),
+        kind=TextTable(key_pattern=_ENV_NAME, key_meaning="a valid environment variable name",
+                       check=seat_placeholder_problem),
         factory=lambda: MappingProxyType({}),
     )
 
@@ -197,6 +223,8 @@ class SeatsConfig:
     implementer: str = setting("", kind=Text(pattern=_NAME_PATTERN, pattern_meaning=_BINDING_NAME_MEANING))
     fixer: str = setting("", kind=Text(pattern=_NAME_PATTERN, pattern_meaning=_BINDING_NAME_MEANING))
     resolver: str = setting("", kind=Text(pattern=_NAME_PATTERN, pattern_meaning=_BINDING_NAME_MEANING))
+    # false: the resolver's reply is a proposal a person accepts; true: it is the answer.
+    resolver_may_answer: bool = setting(False, kind=Flag())
 
 
 @dataclass(frozen=True)
@@ -213,6 +241,9 @@ class ScopeConfig:
     """Paths no seat may touch and no decision may widen into."""
 
     protected: tuple[str, ...] = setting((), kind=TextList())
+    # .gitignore-style patterns of what agents and tools leave behind: removed before the
+    # scope check, never committed, never a violation.
+    artifacts: tuple[str, ...] = setting(DEFAULT_ARTIFACTS, kind=TextList())
 
 
 @dataclass(frozen=True)
@@ -371,11 +402,11 @@ def load_config(top: Path) -> Config:
 # ---- where worktrees go ----
 
 def worktrees_root(config: Config, repo: RepoPaths) -> Path:
-    """The directory task worktrees go in: `worktrees.dir`, or inside the git directory."""
+    """The directory task workspaces go in: `worktrees.dir`, or the user's cache."""
     if not config.worktrees.dir:
-        # Inside the git directory by default: out of the user's tree, shared by all
-        # worktrees, and never picked up by `git status`.
-        return repo.common_dir / "failres" / "worktrees"
+        from failres.gitops.workspace import default_root
+
+        return default_root(repo.common_dir, repo.top)
     return repo.top / Path(config.worktrees.dir).expanduser()
 
 

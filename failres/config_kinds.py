@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from failres.config_schema import Invalid, KeyPath, read_list, suggestion, wrong_type
 from failres.durations import parse_duration
-from failres.placeholders import placeholders_in
+from failres.placeholders import NOT_FOR_SEATS, placeholders_in
 
 
 @dataclass(frozen=True)
@@ -140,10 +140,24 @@ def regex_problem(pattern: str, flags: int = 0) -> str | None:
     return None
 
 
+def seat_placeholder_problem(argument: str) -> str | None:
+    """`_placeholder_problem`, and no placeholder a seat may not see."""
+    problem = _placeholder_problem(argument)
+    if problem:
+        return problem
+    for name in placeholders_in((argument,)):
+        if name in NOT_FOR_SEATS:
+            return (f"{{{name}}} is not available to a seat's command or environment: a seat is not told "
+                    f"where your repository is (gates keep {{{name}}})")
+    return None
+
+
 # Checked at load time, so that a typo such as {worktre} is reported by the file that
 # holds it instead of surfacing as a KeyError in the middle of a run.
 COMMAND = TextList(min_items=1, check=_placeholder_problem)
 OPTIONAL_COMMAND = TextList(min_items=0, check=_placeholder_problem)
+SEAT_COMMAND = TextList(min_items=1, check=seat_placeholder_problem)
+OPTIONAL_SEAT_COMMAND = TextList(min_items=0, check=seat_placeholder_problem)
 
 
 @dataclass(frozen=True)
@@ -178,6 +192,7 @@ class TextTable:
     expected: ClassVar[str] = "a table of strings"
     key_pattern: str = r".+"
     key_meaning: str = "a valid key"  # completes '"x" is not ...'
+    check: Callable[[str], str | None] | None = None  # on each value
 
     def read(self, raw: object, path: KeyPath) -> Mapping[str, str]:
         if not isinstance(raw, dict):
@@ -187,4 +202,7 @@ class TextTable:
                 raise Invalid((*path, key), f'"{key}" is not {self.key_meaning}')
             if not isinstance(value, str):
                 raise wrong_type((*path, key), "a string", value)
+            problem = self.check(value) if self.check is not None else None
+            if problem:
+                raise Invalid((*path, key), problem)
         return MappingProxyType(dict(raw))

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from lessons.records import Put, amendment_put, make_amendment, new_id, now_ts, read_collection, record_put
+from lessons.records import (
+    Put,
+    amendment_put,
+    make_amendment,
+    new_id,
+    now_ts,
+    read_collection,
+    read_record,
+    record_put,
+)
 from lessons.store import Store
 
 COLLECTION = "decisions"
@@ -69,3 +78,25 @@ def widened_files(decisions: Iterable[Mapping[str, object]], slug: str, task: st
             if path not in out:
                 out.append(path)
     return tuple(out)
+
+
+def task_decisions_from_store(store: Store, slug: str, task: str) -> list[dict]:
+    """Every decision of one task, each read from the store itself, oldest first.
+
+    What widens a task's scope must come from store commits. The SQLite index only
+    says which decisions to look at: each one is then read (with its answer) from
+    the store tip, and kept only when the record itself names this task. A forged
+    or stale index row can hide a decision (widening less) but never add an answer.
+    """
+    from lessons.retrieval import task_decisions
+
+    found = []
+    for candidate in task_decisions(store, slug, task):
+        decision_id = str(candidate.get("id", ""))
+        try:
+            record = read_record(store, COLLECTION, decision_id)
+        except Exception:  # noqa: BLE001 - an unreadable record widens nothing
+            continue
+        if record is not None and record.get("slug") == slug and record.get("task") == task:
+            found.append(record)
+    return sorted(found, key=lambda d: (str(d.get("ts", "")), str(d.get("id", ""))))

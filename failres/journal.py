@@ -31,6 +31,8 @@ EVENT_FIELDS: Mapping[str, tuple[str, ...]] = {
     "binding-changed": ("seat", "from", "to"),
     "stop-loss": ("signature", "count"),
     "task-committed": ("commit",),
+    "interrupted": ("reason",),
+    "seat-tamper": ("what",),
     "landed": ("commit", "intHead"),
 }
 

@@ -17,7 +17,11 @@ PLACEHOLDERS: tuple[str, ...] = (
     "mode",
     "prompt_file",
     "attempt",
+    "dispatch_dir",
 )
+# Placeholders a seat's command and environment may not use: a seat is not told where
+# the person's repository is (gates, which the person wrote, keep `{repo}`).
+NOT_FOR_SEATS: tuple[str, ...] = ("repo",)
 
 class _Placeholder(str):
     """A placeholder name, told apart from literal text by its type."""
@@ -66,6 +70,11 @@ def _pieces(argument: str) -> Iterator[str]:
 def placeholders_in(argv: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     """The placeholder names a command uses, in order; ValueError on an unknown or malformed one."""
     return tuple(piece for argument in argv for piece in _pieces(argument) if isinstance(piece, _Placeholder))
+
+
+def render_value(value: str, values: Mapping[str, str]) -> str:
+    """One string (an environment value, say) with its placeholders filled."""
+    return render_command([value], values)[0]
 
 
 def render_command(argv: tuple[str, ...] | list[str], values: Mapping[str, str]) -> list[str]:

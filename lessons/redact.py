@@ -406,3 +406,21 @@ _PATTERNS: tuple[_SecretPattern, ...] = (
     _SecretPattern("assignment", re.compile(_ASSIGNED_NAME), decide_assignment=_decide_assignment),
     _SecretPattern("assignment", re.compile(_FLAG_NAME), decide_assignment=_decide_flag),
 )
+
+
+# File names that hold credentials by convention. A snapshot of a failing workspace
+# (which `sync` may carry to a shared remote) never keeps such a file, whatever its
+# content looks like.
+_SECRET_FILE_NAMES = re.compile(
+    r"^(\.env(\..*)?|\.netrc|_netrc|\.npmrc|\.pypirc|\.git-credentials|\.pgpass|credentials(\.json)?"
+    r"|id_(rsa|dsa|ecdsa|ed25519)(\.pub)?|.*\.(pem|key|p12|pfx|jks|keystore|kdbx|ovpn))$",
+    re.IGNORECASE,
+)
+
+
+def is_secret_bearing_path(path: str) -> bool:
+    """Whether a repository path names a file that holds secrets by convention (`.env.local`, `id_rsa`, `*.pem`)."""
+    name = path.rsplit("/", 1)[-1]
+    if name.endswith(".pub"):
+        return False  # a public key is not a secret
+    return bool(_SECRET_FILE_NAMES.match(name))

@@ -88,5 +88,23 @@ class Project:
     def types(self, task: str = "t1") -> list[str]:
         return [e["type"] for e in self.events(task)]
 
+    def dispatch_logs(self, task: str = "t1") -> list[Path]:
+        """The log directories of the task's latest run, in dispatch order."""
+        from failres.engine.dispatch_logs import dispatches, task_runs
+
+        runs = task_runs(self.top / ".git", self.slug, task)
+        return [record.directory for record in dispatches(runs[-1])] if runs else []
+
+    def prompt(self, number: int, task: str = "t1") -> str:
+        """The exact prompt of the task's latest run's dispatch `number` (1 = the first)."""
+        return (self.dispatch_logs(task)[number - 1] / "prompt.md").read_text()
+
+    def workspace(self, task: str = "t1") -> Path:
+        """Where the task's workspace is (whether or not it still exists)."""
+        from failres.config import load_config, worktrees_root
+        from failres.repo_location import locate_repo
+
+        return worktrees_root(load_config(self.top), locate_repo(self.top)) / self.slug / task
+
     def branch_file(self, path: str, task: str = "t1") -> str:
         return git(self.top, "show", f"failres/{self.slug}/{task}:{path}")

@@ -399,9 +399,14 @@ def test_a_store_ref_git_would_refuse_is_refused():
 
 # ---- worktrees ----
 
-def test_worktrees_go_inside_the_git_directory_by_default(tmp_path):
+def test_workspaces_go_to_the_cache_outside_checkout_and_git_dir_by_default(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     repo = RepoPaths(top=tmp_path / "top", common_dir=tmp_path / "top" / ".git")
-    assert worktrees_root(Config(), repo) == tmp_path / "top" / ".git" / "failres" / "worktrees"
+    root = worktrees_root(Config(), repo)
+    assert root.parent == tmp_path / "cache" / "failres" / "workspaces"
+    assert root.name.startswith("top-")
+    other = worktrees_root(Config(), RepoPaths(top=tmp_path / "b" / "top", common_dir=tmp_path / "b" / "top" / ".git"))
+    assert other != root  # two repositories of the same name never share workspaces
 
 
 def test_a_relative_worktrees_dir_is_relative_to_the_repository_top(tmp_path):

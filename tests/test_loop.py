@@ -40,9 +40,10 @@ def test_an_implementer_green_first_time_is_committed_with_the_trailer(project: 
     assert "Failres-Task: rr/t1" in message
     assert project.branch_file("src/calc.py") == FIXED
     assert git(project.top, "rev-parse", f"{committed}^").strip() == project.events()[0]["intHead"]
-    # The person's checkout is untouched and the task worktree is pruned.
+    # The person's checkout is untouched and the task's workspace is gone.
     assert (project.top / "src" / "calc.py").read_text() == BROKEN
-    assert "failres/worktrees" not in git(project.top, "worktree", "list")
+    assert git(project.top, "worktree", "list").count("\n") == 1
+    assert not project.workspace().exists()
 
 
 def test_a_second_run_skips_a_committed_task(project: Project, cli) -> None:
@@ -62,7 +63,7 @@ def test_a_red_gate_is_repaired_by_the_fixer(project: Project, cli) -> None:
     assert [g["passed"] for g in gates] == [False, True]
     fixer = [e for e in project.events() if e["type"] == "seat-dispatched" and e["seat"] == "fixer"]
     assert [(f["mode"], f["attempt"], f["constrained"]) for f in fixer] == [("fix", 1, False)]
-    prompt = (project.top / ".git/failres/prompts/rr/t1/fix-1.md").read_text()
+    prompt = project.prompt(2)
     assert "FAILED tests/check.py::test_add" in prompt  # the fixer sees the judge's output
     assert "How this task is judged" in prompt and "tests/check.py" in prompt
 
@@ -87,7 +88,7 @@ def test_without_rollback_the_failed_worktree_is_left_for_a_person(project: Proj
     half = {"write": {"src/calc.py": "def add(a, b):\n    return a * b\n"}}
     project.configure(implementer=[half], fixer=[half], extra="[repair]\nrollback = false\n")
     assert run(cli, project).code == 1
-    worktree = project.top / ".git/failres/worktrees/rr/t1"
+    worktree = project.workspace()
     assert (worktree / "src/calc.py").read_text() == "def add(a, b):\n    return a * b\n"
 
 
@@ -110,7 +111,7 @@ def test_a_scope_violation_is_undone_and_gets_one_constrained_retry(project: Pro
     assert violation["files"] == ["src/other.py"]
     retry = project.events()[4]
     assert retry["constrained"] is True and retry["attempt"] == 1
-    prompt = (project.top / ".git/failres/prompts/rr/t1/implement-1-constrained.md").read_text()
+    prompt = project.prompt(2)
     assert "- src/other.py" in prompt and "You may NOT touch these files" in prompt and "SCOPE-REQUEST:" in prompt
     assert project.branch_file("src/other.py") == "VALUE = 1\n"
 

@@ -51,7 +51,7 @@ def test_the_report_of_a_known_store() -> None:
     report = build_report(known_events(), lessons, decisions)
     assert report["tasks"]["total"] == 2
     assert {r["name"]: r["count"] for r in report["tasks"]["byState"]} == {
-        "pending": 0, "running": 0, "committed": 0, "quarantined": 0, "stopped": 1, "landed": 1}
+        "pending": 0, "running": 0, "interrupted": 0, "committed": 0, "quarantined": 0, "stopped": 1, "landed": 1}
     assert report["quarantines"]["byPackage"] == [{"name": "src", "count": 2}, {"name": "lib", "count": 1}]
     assert report["resolutions"]["byReason"] == [{"name": "scope-widened", "count": 1}]
     assert report["repair"] == {"runsWithFixer": 2, "repaired": 1, "rate": 0.5}

@@ -16,21 +16,33 @@ def run(
     plan: Path = typer.Argument(..., help="The plan file (TOML)."),
     task: list[str] = typer.Option([], "--task", help="Run only this task (repeatable)."),
     patch: Path = typer.Option(None, "--patch", help="Apply this approved patch exactly; never repaired."),
+    force: bool = typer.Option(False, "--force", help="With --patch: replace a committed or landed task's commit."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
     json_out: bool = typer.Option(False, "--json", help="Print each task's outcome as JSON."),
 ) -> None:
-    """Run (or resume) a plan's tasks through the loop. Exit 1 if any task is not committed."""
+    """Run (or resume) a plan's tasks through the loop. Exit 1 if any task is not committed.
+
+    Ctrl-C (SIGINT), SIGTERM and SIGHUP stop the seats' processes, journal `interrupted`
+    and exit 128 + the signal's number; the next run resumes the task.
+    """
+    from failres.engine.interrupts import Interrupted, stop_on_signals
     from failres.engine.run import engine_for, outcome_document, progress_for, run_plan_file
 
     ctx = open_context()
     progress = progress_for(quiet=quiet or json_out)
     engine = engine_for(ctx, progress)
     try:
-        outcomes = run_plan_file(engine, plan, task_ids=task, patch=patch)
+        with stop_on_signals(engine.stop):
+            outcomes = run_plan_file(engine, plan, task_ids=task, patch=patch, force=force)
+    except Interrupted:
+        typer.echo(f"failres: stopped by signal {engine.stop.signum or 'INT'}; the next run resumes", err=True)
+        raise typer.Exit(engine.stop.exit_code) from None
     finally:
         close = getattr(progress, "close", None)
         if close is not None:
             close()
+    if engine.stop.is_set():
+        raise typer.Exit(engine.stop.exit_code)
     if json_out:
         emit_json([outcome_document(o) for o in outcomes])
     else:

@@ -1,7 +1,7 @@
 """`git failres demo`: the whole loop, for real, in a throw-away repository.
 
 Every step below is a real run of failres as its own process on a real git
-repository (real worktrees, a real gate, real `git merge` firing the installed
+repository (real workspaces, a real gate, real `git merge` firing the installed
 hooks); only the agents are scripted. What the demo prints about each step is
 read back from the store and the journal, not assumed.
 """
@@ -158,8 +158,7 @@ class Demo:
 
     def advisory_block(self) -> None:
         self.heading(7, "What the next fixer is told: resolved lessons, as advice")
-        prompt = self.repo / ".git" / "failres" / "prompts" / "demo" / "t4" / "fix-1.md"
-        text = prompt.read_text() if prompt.exists() else ""
+        text = self.failres("prompt", "demo", "t4", "--mode", "fix").stdout
         start = text.find("## Past outcomes")
         block = text[start:].split("\n## ")[0].strip() if start >= 0 else "(no resolved lesson matched)"
         for line in block.splitlines():

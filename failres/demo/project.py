@@ -103,6 +103,9 @@ def config_text(agents_dir: str, fixer: str = "fixer") -> str:
 [integration]
 branch = "main"
 
+[worktrees]
+dir = "../workspaces"                 # beside the throw-away repository, not in your cache
+
 [gates.tests]
 command = ["{sys.executable}", "tests/run_tests.py", "{{task}}"]
 cwd = "worktree"

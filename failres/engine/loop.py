@@ -1,9 +1,16 @@
 """The task loop: from a plan task to a commit on its branch, or a quarantine with a reason.
 
-    start (stop-loss first) -> implementer -> scope guard -> gate
-        -> red: fixer (bounded) -> scope guard -> gate ...
-        -> green: commit on failres/<slug>/<task>
+    start (stop-loss first) -> implementer -> tamper check -> scope guard -> gate
+        -> red: fixer (bounded) -> tamper check -> scope guard -> gate ...
+        -> green: commit of exactly the judged tree on failres/<slug>/<task>
         -> failure: classify -> rung action (probe, constrained retry, fixer) or quarantine
+
+The seat works in a workspace outside the person's repository with a git dir of its
+own (`gitops.workspace`). After each dispatch — every process of the seat gone — the
+tamper check compares the person's repository with what it was, then the scope guard
+reads the workspace's files. The task's *tree* grows only by the paths the guard
+accepted; before every seat and every gate the workspace is put back to exactly that
+tree, so the gate judges it and nothing else, and the commit is made from it.
 
 Each step is journaled as it happens, so `status` and `journal` show a run in
 flight and a killed run resumes from what the journal says.
@@ -12,34 +19,42 @@ flight and a killed run resumes from what the journal says.
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
-
 from failres import gitops
-from failres.config import render_command
 from failres.decisions import widened_files
 from failres.engine import state
-from failres.engine.process import run_process
+from failres.engine.dispatching import Dispatched, dispatch_seat, scope_failure
+from failres.engine.interrupts import Interrupted
+from failres.engine.locks import TaskLock
 from failres.engine.prompts import JudgeInvocation, PromptInput, render_prompt
-from failres.engine.quarantine import Failure, quarantine_task
-from failres.engine.runtime import Engine, GateOutcome, TaskOutcome
+from failres.engine.quarantine import Failure, QuarantineInput, quarantine_task
 from failres.engine.resolver import Action, Conditions, QuarantineFacts, next_action, stop_loss_decision
-from failres.engine.seats import Dispatch, dispatch_seat, probe_until_healthy, seat_env
+from failres.engine.runtime import Engine, GateOutcome, TaskOutcome
+from failres.engine.gates import GateRun, gate_env, run_gate_process, run_setup
+from failres.engine.seats import probe_until_healthy, seat_env, seat_values
 from failres.engine.taxonomy import (
     FIXER_SCOPE_VIOLATION,
     GATE_NOT_GREEN_AFTER_FIXER,
     GATE_TIMEOUT,
+    GATE_UNAVAILABLE,
     REPEATED_FAILURE_STOP,
+    WORKSPACE_UNRESTORABLE,
     WRAPPER_ENGINE_DOWN,
     Observation,
     classify,
 )
-from failres.errors import UsageError
+from failres.errors import GitError, UsageError
+from failres.gitops.branches import commit_tree, ensure_task_branch, move_branch, patch_tree
+from failres.gitops.workspace import Workspace
 from failres.journal import event_put, make_event, read_journal
+from failres.placeholders import render_command
 from failres.plan import Plan, Task
+from failres.engine.dispatch_logs import RunLogs, run_id
 from lessons.records import change_of
-from lessons.retrieval import task_decisions
+from lessons.redact import redact
 
 EXACT_PATCH_RED = "exact-patch-red"
 log = logging.getLogger("failres.loop")
@@ -48,13 +63,16 @@ log = logging.getLogger("failres.loop")
 class TaskRun:
     """One run of one task. Holds the little mutable state a run has; writes as it goes."""
 
-    def __init__(self, engine: Engine, plan: Plan, task: Task) -> None:
+    def __init__(self, engine: Engine, plan: Plan, task: Task, lock: TaskLock | None = None) -> None:
         self.engine = engine
         self.config = engine.config
         self.plan = plan
         self.task = task
         self.slug = plan.slug
-        self.worktree: Path | None = None
+        self.lock = lock
+        self.workspace: Workspace | None = None
+        self.workspace_path: Path | None = None
+        self.tree = ""  # the task's tree so far: what the gate judges and what is committed
         self.int_head = ""
         self.base = ""
         self.allow: tuple[str, ...] = tuple(task.files)
@@ -63,9 +81,11 @@ class TaskRun:
         self.conditions = Conditions("", "", "")
         self.constrained_used = 0
         self.last_fail_class: str | None = None
+        self.logs: RunLogs | None = None
+        self.dispatch_root: Path | None = None
         self.gate_name = task.gate or (self.config.default_gate().name if self.config.default_gate() else "")
 
-    # ── journal ──────────────────────────────────────────────────────────
+    # ── journal, progress, stopping ──────────────────────────────────────
 
     def journal(self, event_type: str, **fields: object) -> dict:
         event = make_event(event_type, self.slug, self.task.id, **fields)
@@ -75,11 +95,25 @@ class TaskRun:
     def step(self, step: str, seat: str | None = None, attempt: int | None = None) -> None:
         self.engine.progress.step(self.slug, self.task.id, step, seat=seat, attempt=attempt)
 
+    def stop_reason(self) -> str | None:
+        if self.engine.stop.is_set():
+            return "signal"
+        if self.lock is not None and self.lock.cancel_requested():
+            return "cancel"
+        return None
+
+    def cancelled(self) -> bool:
+        return self.stop_reason() is not None
+
+    def check_stop(self) -> None:
+        reason = self.stop_reason()
+        if reason is not None:
+            raise Interrupted(reason, self.engine.stop.signum)
+
     # ── conditions ───────────────────────────────────────────────────────
 
     def seat_binding(self, seat: str) -> str:
-        name = getattr(self.config.seats, seat)
-        return name or ""
+        return getattr(self.config.seats, seat) or ""
 
     def bindings_identity(self) -> dict[str, str]:
         """Which binding (and which command) each seat uses: a change is a new experiment."""
@@ -87,14 +121,15 @@ class TaskRun:
         for seat in ("implementer", "fixer"):
             name = self.seat_binding(seat)
             if name:
-                binding = self.config.bindings[name]
-                out[seat] = f"{name}:{state.key_of(list(binding.command))}"
+                out[seat] = f"{name}:{state.key_of(list(self.config.bindings[name].command))}"
         return out
 
     def prepare(self, events: Sequence[dict]) -> None:
+        from failres.decisions import task_decisions_from_store
+
         self.int_head = gitops.head_commit(self.engine.top, self.config.integration.branch)
-        decisions = task_decisions(self.engine.store, self.slug, self.task.id)
-        self.widened = widened_files(decisions, self.slug, self.task.id)
+        self.widened = widened_files(task_decisions_from_store(self.engine.store, self.slug, self.task.id),
+                                     self.slug, self.task.id)
         self.allow = tuple(dict.fromkeys([*self.task.files, *self.widened]))
         self.prior = state.prior_failure_reasons(events)
         past = [q for q in state.quarantines(events) if q.fail_class != REPEATED_FAILURE_STOP]
@@ -107,11 +142,14 @@ class TaskRun:
 
     # ── the run ──────────────────────────────────────────────────────────
 
-    def run(self, patch: Path | None = None) -> TaskOutcome:
+    def run(self, patch: Path | None = None, *, force: bool = False) -> TaskOutcome:
         events = read_journal(self.engine.store, self.slug).for_task(self.task.id)
         current = state.task_state(events)
         if current in ("committed", "landed") and patch is None:
             return TaskOutcome(self.slug, self.task.id, current, skipped=True)
+        if current in ("committed", "landed") and not force:
+            msg = f"{self.slug}/{self.task.id} is {current}; --patch would replace its commit"
+            raise UsageError(msg, hint="add --force to replace it (the old commit stays reachable)")
         if patch is None and not self.seat_binding("implementer"):
             msg = "no implementer seat is configured"
             raise UsageError(msg, hint='set [seats] implementer = "<binding>" in .failres.toml')
@@ -119,29 +157,54 @@ class TaskRun:
             msg = f"task {self.task.id} has no gate and the configuration defines none"
             raise UsageError(msg, hint="add a [gates.NAME] section to .failres.toml")
         self.prepare(events)
-        outcome = self.run_prepared(events, patch)
+        patched = patch_tree(self.engine.top, self.int_head, patch) if patch is not None else None
+        if current == "running":
+            # The journal says running but nobody holds the lock: that run died.
+            self.journal("interrupted", reason="lost")
+        outcome = self.run_prepared(events, patched, replaces=(state.last_commit(events) if patch else None))
         if self.engine.on_outcome is not None and not outcome.skipped:
             self.engine.on_outcome(outcome)
         return outcome
 
-    def run_prepared(self, events: Sequence[dict], patch: Path | None) -> TaskOutcome:
-        if patch is None:
+    def run_prepared(self, events: Sequence[dict], patched: str | None, replaces: str | None = None) -> TaskOutcome:
+        if patched is None:
             stopped = self.check_stop_loss(events)
             if stopped is not None:
                 return stopped
         self.record_binding_changes(events)
-        self.journal("task-started", intHead=self.int_head, bindings=self.bindings_identity(),
-                     scope=list(self.allow), mode="patch" if patch else "agent",
-                     definition={"title": self.task.title, "prompt": self.task.prompt,
-                                 "files": list(self.task.files), "gate": self.gate_name})
         self.step("worktree")
-        self.worktree = gitops.add_task_worktree(self.engine.top, self.engine.worktree_root() / self.slug / self.task.id,
-                                                 self.branch, self.int_head)
+        # Branch and workspace before the journal: if either is refused, nothing is recorded.
+        ensure_task_branch(self.engine.top, self.engine.git_dir, self.branch, self.int_head,
+                           known=state.task_commits(events), own=self.engine.own_moves)
         self.base = self.int_head
+        self.workspace = self.engine.make_workspace(self.slug, self.task.id, self.branch, self.int_head)
+        self.workspace_path = self.workspace.path
+        self.tree = self.workspace.tree
         try:
-            if patch is not None:
-                return self.run_exact_patch(patch)
+            started = self.journal(
+                "task-started", intHead=self.int_head, bindings=self.bindings_identity(), scope=list(self.allow),
+                mode="patch" if patched else "agent", replaces=replaces,
+                definition={"title": self.task.title, "prompt": self.task.prompt, "files": list(self.task.files),
+                            "gate": self.gate_name})
+        except BaseException:
+            self.finish_workspace(keep=False)
+            raise
+        run = run_id(str(started["ts"]), str(started["id"]))
+        self.logs = RunLogs(self.engine.git_dir, self.slug, self.task.id, run)
+        self.dispatch_root = self.workspace.path.parent / f"{self.task.id}.dispatch"
+        try:
+            setup = self.run_setup()
+            if setup is not None:
+                return self.quarantine(setup)
+            if patched is not None:
+                return self.run_exact_patch(patched)
             return self.run_agent()
+        except Interrupted as stop:
+            self.journal("interrupted", reason=stop.reason)
+            self.finish_workspace(keep=False)
+            if stop.reason == "cancel":
+                return TaskOutcome(self.slug, self.task.id, "interrupted", message="cancelled")
+            raise
         finally:
             self.step("done")
 
@@ -170,6 +233,18 @@ class TaskRun:
             if before.get(seat) != now.get(seat):
                 self.journal("binding-changed", seat=seat, **{"from": before.get(seat), "to": now.get(seat)})
 
+    def run_setup(self) -> Failure | None:
+        gate = self.config.gates[self.gate_name]
+        if not gate.setup:
+            return None
+        self.step("setup")
+        found = run_setup(gate, values=self.values("implement", 1), cwd=self.workspace.path,
+                          cancelled=self.cancelled, output=self.config.output)
+        self.check_stop()
+        if found is None:
+            return None
+        return Failure(GATE_UNAVAILABLE, f"gate {self.gate_name}'s setup {found}")
+
     def run_agent(self) -> TaskOutcome:
         failure = self.guarded_dispatch("implementer", "implement", 1)
         if failure is not None:
@@ -177,8 +252,10 @@ class TaskRun:
         gate = self.run_gate("implement", 1)
         fixer_attempts = 0
         while not gate.passed:
+            if gate.unavailable:
+                return self.quarantine(Failure(GATE_UNAVAILABLE, gate.unavailable_message))
             if gate.timed_out:
-                return self.quarantine(Failure(GATE_TIMEOUT, gate.message), rollback=True)
+                return self.quarantine(Failure(GATE_TIMEOUT, gate.message, snapshot=self.tree), rollback=True)
             action = next_action(
                 GATE_NOT_GREEN_AFTER_FIXER,
                 constrained_retries_used=self.constrained_used,
@@ -193,8 +270,8 @@ class TaskRun:
             if action != Action.RETRY_FIXER:
                 fail_class = self.user_class(gate.output) or GATE_NOT_GREEN_AFTER_FIXER
                 message = (f"gate {self.gate_name} still red after {fixer_attempts} fixer attempt(s): "
-                           f"{gate.summary}\n{gate.output[-2000:]}")
-                return self.quarantine(Failure(fail_class, message), rollback=True)
+                           f"{gate.summary}\n{gate.output}")
+                return self.quarantine(Failure(fail_class, message, snapshot=self.tree), rollback=True)
             fixer_attempts += 1
             failure = self.guarded_dispatch("fixer", "fix", fixer_attempts, gate_output=gate.output)
             if failure is not None:
@@ -202,29 +279,31 @@ class TaskRun:
             gate = self.run_gate("fix", fixer_attempts)
         return self.commit_green()
 
-    def run_exact_patch(self, patch: Path) -> TaskOutcome:
+    def run_exact_patch(self, patched: str) -> TaskOutcome:
         """A human-approved patch, applied exactly: never handed to a fixer.
 
         The person approved patch A; silently applying a repaired patch B would break
-        the promise that what was previewed is what lands.
+        the promise that what was previewed is what lands. The task's tree is the
+        patch applied to the start commit, computed without the workspace at all.
         """
-        self.step("patch")
-        baseline = gitops.capture_baseline(self.worktree)
-        gitops.apply_patch(self.worktree, patch)
-        changes = gitops.changed_paths(self.worktree, baseline)
         from failres.engine.scope import match_scope
 
-        _, rejected = match_scope(changes.paths, self.allow, self.config.scope.protected)
+        self.step("patch")
+        changed = gitops.changed_between(self.engine.top, self.tree, patched)
+        _, rejected = match_scope(changed, self.allow, self.config.scope.protected)
         if rejected:
             self.journal("scope-violation", files=list(rejected), seat="patch")
             return self.quarantine(Failure(FIXER_SCOPE_VIOLATION,
                                            f"the patch changes files outside the task's scope: {', '.join(rejected)}",
-                                           rejected=tuple(rejected)), rollback=True)
+                                           rejected=tuple(rejected), snapshot=patched), rollback=True)
+        self.tree = patched
         gate = self.run_gate("fix", 1)
         if gate.passed:
             return self.commit_green()
-        message = f"exact patch {patch.name} left gate {self.gate_name} red: {gate.summary}\n{gate.output[-2000:]}"
-        return self.quarantine(Failure(EXACT_PATCH_RED, message), rollback=True)
+        if gate.unavailable:
+            return self.quarantine(Failure(GATE_UNAVAILABLE, gate.unavailable_message))
+        message = f"exact patch left gate {self.gate_name} red: {gate.summary}\n{gate.output}"
+        return self.quarantine(Failure(EXACT_PATCH_RED, message, snapshot=self.tree), rollback=True)
 
     def user_class(self, output: str) -> str | None:
         obs = Observation("gate", None, 1, False, False, output)
@@ -234,76 +313,69 @@ class TaskRun:
 
     # ── seats ────────────────────────────────────────────────────────────
 
-    def values(self, mode: str, attempt: int, prompt_file: Path) -> dict[str, str]:
-        return {"worktree": str(self.worktree), "repo": str(self.engine.top), "slug": self.slug,
-                "task": self.task.id, "mode": mode, "prompt_file": str(prompt_file), "attempt": str(attempt)}
-
-    def prompt_path(self, mode: str, attempt: int, constrained: bool) -> Path:
-        suffix = "-constrained" if constrained else ""
-        return self.engine.git_dir / "failres" / "prompts" / self.slug / self.task.id / f"{mode}-{attempt}{suffix}.md"
+    def values(self, mode: str, attempt: int, prompt_file: Path | None = None,
+               dispatch_dir: Path | None = None) -> dict[str, str]:
+        return {"worktree": str(self.workspace_path or ""), "repo": str(self.engine.top),
+                "slug": self.slug, "task": self.task.id, "mode": mode,
+                "prompt_file": str(prompt_file or ""), "attempt": str(attempt),
+                "dispatch_dir": str(dispatch_dir or "")}
 
     def render(self, mode: str, attempt: int, *, gate_output: str = "", rejected: tuple[str, ...] = ()) -> str:
         return render_prompt(build_prompt_input(self, mode, attempt, gate_output=gate_output, rejected=rejected))
 
-    def dispatch(self, seat: str, mode: str, attempt: int, *, gate_output: str, rejected: tuple[str, ...]) -> Dispatch:
-        binding = self.seat_binding(seat)
-        constrained = bool(rejected)
-        prompt_file = self.prompt_path(mode, attempt, constrained)
-        prompt = self.render(mode, attempt, gate_output=gate_output, rejected=rejected)
-        self.step("seat", seat=seat, attempt=attempt)
-        self.journal("seat-dispatched", seat=seat, binding=binding, mode=mode, attempt=attempt, constrained=constrained)
-        found = dispatch_seat(config=self.config, seat=seat, binding_name=binding, worktree=self.worktree,
-                              prompt=prompt, prompt_file=prompt_file, values=self.values(mode, attempt, prompt_file),
-                              allow=self.allow)
-        result = found.result
-        self.journal("seat-finished", seat=seat, binding=binding, exitCode=result.exit_code,
-                     timedOut=result.timed_out, durationMs=int(result.duration * 1000), outputBytes=result.total_bytes)
-        return found
+    def put_back(self, keep: Sequence[str]) -> Failure | None:
+        """Put the workspace back to the task's tree; a Failure when a seat made that impossible."""
+        try:
+            self.workspace.purify(self.tree, keep)
+        except GitError as error:
+            return Failure(WORKSPACE_UNRESTORABLE, str(error))
+        return None
 
     def guarded_dispatch(self, seat: str, mode: str, attempt: int, *, gate_output: str = "") -> Failure | None:
-        """Dispatch a seat under the scope guard and the engine-down repair; None means go on to the gate."""
+        """Dispatch a seat under the tamper check, the scope guard and the engine-down repair.
+
+        None means the seat's accepted changes are in the task's tree: go on to the gate.
+        """
         rejected: tuple[str, ...] = ()
         probed = False
         while True:
-            found = self.dispatch(seat, mode, attempt, gate_output=gate_output, rejected=rejected)
-            if found.requests:
-                # A seat that asks for scope stops the retry ladder at once: a person decides.
-                for request in found.requests:
-                    self.journal("scope-request", file=request.file, reason=request.reason)
-                if found.rejected:
-                    self.journal("scope-violation", files=list(found.rejected), seat=seat)
-                files = tuple(dict.fromkeys([*found.rejected, *(r.file for r in found.requests)]))
-                lines = "; ".join(f"{r.file} — {r.reason}" if r.reason else r.file for r in found.requests)
-                failure = Failure(FIXER_SCOPE_VIOLATION, f"{seat} asked for scope: SCOPE-REQUEST: {lines}",
-                                  rejected=files, requests=found.requests, restore=found.baseline)
-                return failure
-            if found.rejected:
-                self.journal("scope-violation", files=list(found.rejected), seat=seat)
-                if self.constrained_used == 0:
-                    # The first violation is undone and gets one constrained re-dispatch.
-                    self.constrained_used += 1
-                    gitops.restore_baseline(self.worktree, found.baseline)
-                    rejected = found.rejected
-                    continue
-                return Failure(FIXER_SCOPE_VIOLATION,
-                               f"{seat} changed files outside the task's scope again: {', '.join(found.rejected)}",
-                               rejected=found.rejected, restore=found.baseline)
-            if not found.failed:
+            self.check_stop()
+            found = dispatch_seat(self, seat, mode, attempt, gate_output=gate_output, rejected=rejected)
+            if isinstance(found, Failure):
+                return found
+            self.check_stop()
+            if found.tamper is not None:
+                return found.tamper
+            if found.requests or found.rejected:
+                failure = scope_failure(self, found, seat, first=self.constrained_used == 0)
+                if failure is not None:
+                    return failure
+                # The first violation is undone (the next dispatch starts from the task's
+                # tree) and gets one constrained re-dispatch.
+                self.constrained_used += 1
+                rejected = found.rejected
+                continue
+            if found.denied is not None:
+                return found.denied
+            if not found.run.failed:
+                self.tree = self.workspace.accept(found.changed)
                 return None
-            obs = Observation("seat", seat, found.result.exit_code, found.result.timed_out, found.result.not_found,
-                              found.result.text)
-            verdict = classify(obs, engine_down_patterns=self.config.engine_down.patterns,
-                               engine_down_exit_codes=self.config.engine_down.exit_codes,
-                               user_rules=self.engine.user_rules())
-            fail_class = verdict.fail_class if verdict else "unknown"
-            reason = verdict.reason if verdict else "the seat failed"
-            message = f"{seat} {reason}\n{found.result.text[-2000:]}"
-            if fail_class == WRAPPER_ENGINE_DOWN and not probed:
+            failure = self.classify_seat_failure(found, seat)
+            if failure.fail_class == WRAPPER_ENGINE_DOWN and not probed:
                 probed = True
                 if self.probe(seat):
-                    gitops.restore_baseline(self.worktree, found.baseline)
                     continue  # healthy again: that dispatch once more
-            return Failure(fail_class, message, restore=found.baseline)
+            return failure
+
+    def classify_seat_failure(self, found: Dispatched, seat: str) -> Failure:
+        result = found.run.result
+        obs = Observation("seat", seat, result.exit_code, result.timed_out, result.not_found, result.text)
+        verdict = classify(obs, engine_down_patterns=self.config.engine_down.patterns,
+                           engine_down_exit_codes=self.config.engine_down.exit_codes,
+                           user_rules=self.engine.user_rules())
+        fail_class = verdict.fail_class if verdict else "unknown"
+        reason = verdict.reason if verdict else "the seat failed"
+        return Failure(fail_class, f"{seat} {reason}\n{result.text}", snapshot=found.snapshot())
 
     def probe(self, seat: str) -> bool:
         name = self.seat_binding(seat)
@@ -314,65 +386,74 @@ class TaskRun:
             self.journal("repair", kind="wrapper-probe", outcome="healthy" if healthy else "down",
                          binding=name, attempt=attempt, detail=detail)
 
-        env = seat_env(self.values("implement", 1, Path("/dev/null")), binding.env)
+        env = seat_env(seat_values(self.values("implement", 1)), binding.env)
+
+        def sleep(seconds: float) -> None:
+            self.engine.sleep(seconds) if not self.engine.stop.wait(0) else None
+            self.check_stop()
+
         return probe_until_healthy(binding, attempts=self.config.probe.attempts, backoff=self.config.probe.backoff,
-                                   cwd=self.worktree, env=env, sleep=self.engine.sleep, record=record)
+                                   cwd=self.workspace.path, env=env, sleep=sleep, record=record)
 
     # ── gate, commit, quarantine ─────────────────────────────────────────
 
     def judge(self, mode: str, attempt: int) -> JudgeInvocation | None:
         gate = self.config.gates.get(self.gate_name)
-        if gate is None or self.worktree is None:
+        if gate is None or self.workspace_path is None:
             return None
         try:
-            argv = render_command(gate.command, self.values(mode, attempt, self.prompt_path(mode, attempt, False)))
+            argv = render_command(gate.command, self.values(mode, attempt))
         except ValueError:
             return None
-        cwd = str(self.engine.top if gate.cwd == "repo" else self.worktree)
+        cwd = str(self.engine.top if gate.cwd == "repo" else self.workspace_path)
         return JudgeInvocation(tuple(argv), cwd)
 
     def run_gate(self, mode: str, attempt: int) -> GateOutcome:
         gate = self.config.gates[self.gate_name]
+        problem = self.put_back(gate.keep)
+        if problem is not None:
+            return GateOutcome(False, False, None, problem.message, self.gate_name, unavailable=problem.message)
         judge = self.judge(mode, attempt)
         self.step("gate", attempt=attempt)
-        result = run_process(judge.argv, cwd=Path(judge.cwd), env=seat_env(
-            self.values(mode, attempt, self.prompt_path(mode, attempt, False)), {}), stdin_data=None,
-            timeout=gate.timeout, head_bytes=self.config.output.head_bytes, tail_bytes=self.config.output.tail_bytes)
+        found: GateRun = run_gate_process(gate, judge, env=gate_env(self.values(mode, attempt)),
+                                          cancelled=self.cancelled, output=self.config.output)
+        self.check_stop()
+        result = found.result
+        if self.logs is not None and self.logs.count:
+            self.logs.current().gate(result.text, found.meta)
         passed = result.exit_code == 0 and not result.timed_out
         self.journal("gate-result", gate=self.gate_name, passed=passed, exitCode=result.exit_code,
-                     timedOut=result.timed_out, durationMs=int(result.duration * 1000), mode=mode, attempt=attempt)
-        return GateOutcome(passed, result.timed_out, result.exit_code, result.text, self.gate_name)
+                     timedOut=result.timed_out, durationMs=int(result.duration * 1000), mode=mode, attempt=attempt,
+                     unavailable=result.not_found)
+        return GateOutcome(passed, result.timed_out, result.exit_code, result.text, self.gate_name,
+                           unavailable=found.unavailable_message)
 
     def commit_green(self) -> TaskOutcome:
         self.step("commit")
-        message = f"failres: {self.slug}/{self.task.id} {self.task.title}".rstrip()
-        commit = gitops.commit_task(self.worktree, message, f"Failres-Task: {self.slug}/{self.task.id}", base=self.base)
+        message = redact(f"failres: {self.slug}/{self.task.id} {self.task.title}".rstrip())
+        commit = commit_tree(self.engine.git_dir, self.tree, self.base, message,
+                             f"Failres-Task: {self.slug}/{self.task.id}")
+        move_branch(self.engine.top, self.engine.git_dir, self.branch, commit, expected=self.base,
+                    own=self.engine.own_moves)
         self.journal("task-committed", commit=commit, intHead=self.int_head)
-        self.finish_worktree(keep=False)
+        self.finish_workspace(keep=False)
         return TaskOutcome(self.slug, self.task.id, "committed", commit=commit)
 
     def quarantine(self, failure: Failure, *, rollback: bool = False) -> TaskOutcome:
         self.step("quarantine")
-        outcome = quarantine_task(self, failure)
-        keep = False
-        if self.worktree is not None:
-            if rollback and self.config.repair.rollback:
-                gitops.reset_hard(self.worktree, self.base)
-            elif rollback:
-                keep = True  # no rollback asked for: leave the failed state for a person to look at
-            elif failure.restore is not None:
-                gitops.restore_baseline(self.worktree, failure.restore)
-        self.finish_worktree(keep=keep)
+        outcome = quarantine_task(QuarantineInput(
+            engine=self.engine, slug=self.slug, task=self.task.id, files=tuple(self.task.files),
+            int_head=self.int_head, base=self.base or self.int_head, conditions=self.conditions,
+            base_tree=self.workspace.base_tree if self.workspace else None), failure)
+        # Without rollback the failed workspace stays for a person to look at.
+        keep = rollback and not self.config.repair.rollback
+        self.finish_workspace(keep=keep)
         if outcome.decision is not None and self.config.seats.resolver:
             self.ask_resolver(outcome.decision)
         return outcome
 
     def ask_resolver(self, decision_id: str) -> None:
-        """Let the resolver seat propose an answer right away; a person can always answer instead.
-
-        Its reply counts only as the exact {"scopeFiles": [...]} shape outside protected
-        paths; anything else leaves the decision open. It never costs the run.
-        """
+        """Let the resolver seat propose an answer right away; a person decides (unless configured otherwise)."""
         from failres.resolver_seat import propose_answer
 
         self.step("resolver", seat="resolver")
@@ -381,9 +462,13 @@ class TaskRun:
         except Exception:
             log.exception("failres: the resolver seat could not propose an answer to %s", decision_id)
 
-    def finish_worktree(self, *, keep: bool) -> None:
-        if self.worktree is not None and not keep and not self.config.worktrees.keep:
-            gitops.remove_task_worktree(self.engine.top, self.worktree)
+    def finish_workspace(self, *, keep: bool) -> None:
+        if self.workspace is not None and not keep and not self.config.worktrees.keep:
+            self.workspace.remove()
+            if self.dispatch_root is not None:
+                from failres.gitops.workspace import remove_tree
+
+                remove_tree(self.dispatch_root)
 
 
 def advisory_class(run: TaskRun, mode: str, rejected: tuple[str, ...]) -> str | None:
@@ -411,10 +496,5 @@ def build_prompt_input(run: TaskRun, mode: str, attempt: int, *, gate_output: st
     )
 
 
-def run_plan(engine: Engine, plan: Plan, *, task_ids: Sequence[str] = (), patch: Path | None = None
-             ) -> list[TaskOutcome]:
-    tasks = [plan.task(t) for t in task_ids] if task_ids else list(plan.tasks)
-    if patch is not None and len(tasks) != 1:
-        msg = "--patch applies to exactly one task"
-        raise UsageError(msg, hint="add --task ID")
-    return [TaskRun(engine, plan, task).run(patch=patch) for task in tasks]
+def new_marker() -> str:
+    return uuid.uuid4().hex

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
 from failres.config import effective_policy_of
-from failres.engine import state
-from failres.engine.loop import TaskRun, run_plan
+from failres.engine import reaper, state
+from failres.engine.locks import TaskLock, live_holder, lock_path, lost_holder, stop_lost_seat
+from failres.engine.loop import TaskRun
 from failres.engine.runtime import Engine, TaskOutcome
 from failres.engine.progress import LineProgress, NullProgress, Progress
 from failres.errors import UsageError
@@ -40,16 +42,63 @@ def engine_for(ctx, progress: Progress | None = None) -> Engine:
     return engine
 
 
-def run_plan_file(engine: Engine, plan_path: Path, *, task_ids=(), patch: Path | None = None) -> list[TaskOutcome]:
+def run_plan_file(engine: Engine, plan_path: Path, *, task_ids=(), patch: Path | None = None,
+                  force: bool = False) -> list[TaskOutcome]:
     plan = load_plan(plan_path, engine.config)
     if patch is not None and not patch.is_file():
         msg = f"patch file not found: {patch}"
         raise UsageError(msg)
-    engine.store.ensure()
-    outcomes = run_plan(engine, plan, task_ids=task_ids, patch=patch.resolve() if patch else None)
+    require_store(engine.store)
+    outcomes = run_plan(engine, plan, task_ids=task_ids, patch=patch.resolve() if patch else None, force=force)
     # Bound the stores the run grew: once per run, not once per event; never fails the run.
     reclaim_full_stores(engine.store, lambda: effective_policy_of(engine.config, os.environ).policy)
     return outcomes
+
+
+def require_store(store: Store) -> None:
+    store.ensure()
+
+
+def run_plan(engine: Engine, plan: Plan, *, task_ids: Sequence[str] = (), patch: Path | None = None,
+             force: bool = False) -> list[TaskOutcome]:
+    """Run the plan's tasks, each under its lock; stop cleanly on a signal.
+
+    Every selected task's lock is taken first: when another live process runs one of
+    them, nothing is dispatched and nothing is written (`already running, pid N`).
+    """
+    tasks = [plan.task(t) for t in task_ids] if task_ids else list(plan.tasks)
+    if patch is not None and len(tasks) != 1:
+        msg = "--patch applies to exactly one task"
+        raise UsageError(msg, hint="add --task ID")
+    reaper.become_subreaper()
+    locks = take_locks(engine.git_dir, plan.slug, [t.id for t in tasks])
+    outcomes: list[TaskOutcome] = []
+    try:
+        for task, (lock, left) in zip(tasks, locks, strict=True):
+            if left is not None:
+                stop_lost_seat(left)  # a run that died left its seat: stop it before anything else
+            if engine.stop.is_set():
+                break
+            outcomes.append(TaskRun(engine, plan, task, lock=lock).run(patch=patch, force=force))
+    finally:
+        for lock, _ in locks:
+            lock.release()
+        reaper.sweep_leftovers()
+    return outcomes
+
+
+def take_locks(git_dir: Path, slug: str, task_ids: Sequence[str]) -> list[tuple[TaskLock, object]]:
+    taken: list[tuple[TaskLock, object]] = []
+    try:
+        for task_id in task_ids:
+            lock = TaskLock(lock_path(git_dir, slug, task_id))
+            left = lock.acquire(slug, task_id)
+            taken.append((lock, left))
+    except BaseException:
+        for lock, _ in taken:
+            lock.release()
+        raise
+    return taken
 
 
 def outcome_document(outcome: TaskOutcome) -> dict:
@@ -59,9 +108,15 @@ def outcome_document(outcome: TaskOutcome) -> dict:
 
 
 def task_statuses(store: Store, slug: str | None = None) -> list[dict]:
-    """One row per task the journal knows, sorted by slug then task."""
+    """One row per task the journal knows, sorted by slug then task.
+
+    A task the journal calls `running` is running only while a live process holds its
+    lock; otherwise its run was lost (a hard kill) and it reads `interrupted`, and
+    whatever its seat left running is stopped now, before anyone dispatches again.
+    """
     slugs = [slug] if slug else list_slugs(store)
     rows = []
+    git_dir = store.common_dir
     for name in slugs:
         journal = read_journal(store, name)
         tasks = sorted({str(e.get("task")) for e in journal.events if e.get("task")})
@@ -70,10 +125,18 @@ def task_statuses(store: Store, slug: str | None = None) -> list[dict]:
             found = state.quarantines(events)
             committed = state.last_event(events, "task-committed")
             landed = state.last_event(events, "landed")
+            current = state.task_state(events)
+            holder = live_holder(git_dir, name, task) if current == "running" else None
+            if current == "running" and holder is None:
+                current = "interrupted"
+                left = lost_holder(git_dir, name, task)
+                if left is not None:
+                    stop_lost_seat(left)
             rows.append({
                 "slug": name,
                 "task": task,
-                "state": state.task_state(events),
+                "state": current,
+                "pid": holder.pid if holder else None,
                 "quarantines": len(found),
                 "lastFailClass": found[-1].fail_class if found else None,
                 "commit": (landed or committed or {}).get("commit"),
@@ -110,11 +173,18 @@ def prompt_now(ctx, slug: str, task_id: str, mode: str, plan_path: Path | None) 
         plan = Plan(slug=slug, tasks=(task,), path=None)
     run = TaskRun(engine, plan, task)
     run.prepare(read_journal(engine.store, slug).for_task(task_id))
-    run.worktree = engine.worktree_root() / slug / task_id
-    rejected: tuple[str, ...] = ()
-    gate_output = ""
-    if mode == "fix":
-        events = read_journal(engine.store, slug).for_task(task_id)
-        gate = state.last_event(events, "gate-result")
-        gate_output = f"(the last gate of this task exited {gate.get('exitCode')})" if gate else ""
-    return run.render(mode, 1, gate_output=gate_output, rejected=rejected)
+    run.workspace_path = engine.worktree_root() / slug / task_id
+    gate_output = last_gate_output(engine.git_dir, slug, task_id) if mode == "fix" else ""
+    return run.render(mode, 1, gate_output=gate_output)
+
+
+def last_gate_output(git_dir: Path, slug: str, task_id: str) -> str:
+    """What the last gate of the task's latest run printed, as the fixer would get it."""
+    from failres.engine.dispatch_logs import dispatches, task_runs
+
+    for run in reversed(task_runs(git_dir, slug, task_id)):
+        for record in reversed(dispatches(run)):
+            text = record.read("gate.log")
+            if text is not None:
+                return text
+    return ""

@@ -10,8 +10,11 @@ from pathlib import Path
 import pygit2
 
 from failres.config import Config
+from failres.engine.interrupts import StopFlag
 from failres.engine.progress import NullProgress, Progress
+from failres.engine.tamper import OwnMoves
 from failres.engine.taxonomy import UserRule
+from lessons.redact import redact
 from lessons.store import Store
 
 
@@ -30,6 +33,10 @@ class Engine:
     facts_block: Callable[[], str] | None = None
     # Told every task outcome (committed, quarantined, stopped): the validation ledger listens.
     on_outcome: Callable[[TaskOutcome], None] | None = None
+    # Set by a signal (or a test): every running step returns early and the run stops.
+    stop: StopFlag = field(default_factory=StopFlag)
+    # Refs failres moved while seats ran, so the tamper check never takes them for a seat's.
+    own_moves: OwnMoves = field(default_factory=OwnMoves)
 
     @property
     def git_dir(self) -> Path:
@@ -40,6 +47,14 @@ class Engine:
         from failres.repo_location import locate_repo
 
         return worktrees_root(self.config, locate_repo(self.top))
+
+    def make_workspace(self, slug: str, task: str, branch: str, start: str):
+        """A fresh workspace for one task run (see `gitops.workspace`)."""
+        from failres.gitops.workspace import Workspace
+
+        return Workspace.create(path=self.worktree_root() / slug / task, git_dir=self.git_dir,
+                                state_dir=self.git_dir / "failres" / "workspaces" / slug / task,
+                                branch=branch, base=start)
 
     def user_rules(self) -> tuple[UserRule, ...]:
         return tuple(UserRule(r.fail_class, r.match, r.on, r.action) for r in self.config.taxonomy.rules)
@@ -64,14 +79,20 @@ class GateOutcome:
     exit_code: int | None
     output: str
     gate: str
+    unavailable: str | None = None  # why the gate could not run at all (a configuration error)
+
+    @property
+    def unavailable_message(self) -> str:
+        return self.unavailable or f"gate {self.gate} cannot run"
 
     @property
     def summary(self) -> str:
-        lines = [line.strip() for line in self.output.splitlines() if line.strip()]
+        # Redacted before it is cut: half a token is still a leaked token.
+        lines = [line.strip() for line in redact(self.output).splitlines() if line.strip()]
         last = lines[-1][:200] if lines else "no output"
         status = "timed out" if self.timed_out else f"exit {self.exit_code}"
         return f"{status}: {last}"
 
     @property
     def message(self) -> str:
-        return f"gate {self.gate} {self.summary}\n{self.output[-2000:]}"
+        return f"gate {self.gate} {self.summary}\n{self.output}"

@@ -1,8 +1,8 @@
-"""One seat dispatch under the scope guard, and the probe of a binding that looks down.
+"""Running a seat: its environment, its command, its process, and the probe of a binding.
 
-Everything here is one step of the loop with its side effects (a subprocess, the
-worktree, the journal); the decisions about what the step means are the pure
-functions in `taxonomy`, `resolver` and `scope`.
+Everything here is one step of the loop with its side effects (a subprocess, files);
+what the step means — scope, classification, what to do next — is decided by the pure
+functions in `scope`, `taxonomy` and `resolver`, and by the loop.
 """
 
 from __future__ import annotations
@@ -13,84 +13,98 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from failres import gitops
-from failres.config import BindingConfig, Config, render_command
+from failres.config import BindingConfig, Config
+from failres.engine.locks import DISPATCH_MARKER
 from failres.engine.process import ProcessResult, run_process
-from failres.engine.scope import match_scope
 from failres.engine.taxonomy import ScopeRequest, parse_scope_requests
+from failres.gitops.git import REPOSITORY_LOCATING_VARIABLES
+from failres.placeholders import render_command, render_value
 
 PROBE_TIMEOUT_SECONDS = 60.0
+# How much of a dispatch's output a follower (`logs --follow`) can read while it runs.
+LIVE_OUTPUT_LIMIT = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
-class Dispatch:
-    """What one seat dispatch did, as the scope guard and the classifier see it."""
+class SeatRun:
+    """One process run of a seat, and the scope requests it made in its own words."""
 
     seat: str
     binding: str
     result: ProcessResult
-    changed: tuple[str, ...]
-    rejected: tuple[str, ...]
     requests: tuple[ScopeRequest, ...]
-    baseline: gitops.Baseline
 
     @property
     def failed(self) -> bool:
         return self.result.timed_out or self.result.exit_code != 0
 
 
-def seat_env(values: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
-    """The seat's environment: ours, the binding's own, and the contract's FAILRES_* variables."""
-    env = dict(os.environ)
-    env.update(extra)
+def seat_env(values: Mapping[str, str], extra: Mapping[str, str], *, marker: str = "") -> dict[str, str]:
+    """The seat's environment: ours, the binding's own, and the contract's FAILRES_* variables.
+
+    Nothing in it says where the person's repository is: no `FAILRES_REPO`, and none of
+    git's repository-locating variables (inside a hook they point at the person's
+    repository, and a seat's git would act on it).
+    """
+    env = {k: v for k, v in os.environ.items()
+           if k not in REPOSITORY_LOCATING_VARIABLES and not k.startswith("FAILRES_")}
+    env.update({name: render_value(value, values) for name, value in extra.items()})
     env.update({
         "FAILRES_SLUG": values["slug"],
         "FAILRES_TASK": values["task"],
         "FAILRES_MODE": values["mode"],
         "FAILRES_ATTEMPT": values["attempt"],
         "FAILRES_WORKTREE": values["worktree"],
-        "FAILRES_REPO": values["repo"],
         "FAILRES_PROMPT_FILE": values["prompt_file"],
     })
+    if values.get("dispatch_dir"):
+        env["FAILRES_DISPATCH_DIR"] = values["dispatch_dir"]
+    if marker:
+        env[DISPATCH_MARKER] = marker
     return env
 
 
-def dispatch_seat(
-    *,
-    config: Config,
-    seat: str,
-    binding_name: str,
-    worktree: Path,
-    prompt: str,
-    prompt_file: Path,
-    values: Mapping[str, str],
-    allow: tuple[str, ...],
-) -> Dispatch:
-    """Run the seat once in the task worktree and read from git every path it changed."""
+def seat_values(values: Mapping[str, str]) -> dict[str, str]:
+    """The placeholder values a seat's command may use: everything but the repository."""
+    return {k: v for k, v in values.items() if k != "repo"}
+
+
+def run_seat(*, config: Config, seat: str, binding_name: str, cwd: Path, prompt: str, values: Mapping[str, str],
+             marker: str, cancelled: Callable[[], bool] | None, on_start: Callable[[int], None] | None,
+             live: Path | None) -> SeatRun:
+    """Run the seat once in its workspace; read only its own words for scope requests."""
     binding = config.bindings[binding_name]
-    prompt_file.parent.mkdir(parents=True, exist_ok=True)
-    prompt_file.write_text(prompt, encoding="utf-8")
-    baseline = gitops.capture_baseline(worktree)
-    result = run_process(
-        render_command(binding.command, values),
-        cwd=worktree,
-        env=seat_env(values, binding.env),
-        stdin_data=prompt.encode("utf-8"),
-        timeout=binding.timeout,
-        head_bytes=config.output.head_bytes,
-        tail_bytes=config.output.tail_bytes,
-    )
-    changes = gitops.changed_paths(worktree, baseline)
-    _, rejected = match_scope(changes.paths, allow, config.scope.protected)
-    return Dispatch(
-        seat=seat,
-        binding=binding_name,
-        result=result,
-        changed=tuple(changes.paths),
-        rejected=tuple(rejected),
-        requests=parse_scope_requests(result.text),
-        baseline=baseline,
-    )
+    own_values = seat_values(values)
+    live_file = live.open("wb") if live is not None else None
+    try:
+        result = run_process(
+            render_command(binding.command, own_values),
+            cwd=cwd,
+            env=seat_env(own_values, binding.env, marker=marker),
+            stdin_data=prompt.encode("utf-8"),
+            timeout=binding.timeout,
+            head_bytes=config.output.head_bytes,
+            tail_bytes=config.output.tail_bytes,
+            cancelled=cancelled,
+            on_start=on_start,
+            live=live_file,
+            live_limit=LIVE_OUTPUT_LIMIT,
+        )
+    finally:
+        if live_file is not None:
+            live_file.close()
+    return SeatRun(seat, binding_name, result, own_requests(result.text, prompt))
+
+
+def own_requests(output: str, prompt: str) -> tuple[ScopeRequest, ...]:
+    """The `SCOPE-REQUEST:` lines the seat wrote itself, never one echoed from its prompt.
+
+    Agents echo their prompt (aider prints it back), and a prompt quotes the example
+    line and earlier failures: a line that stands in the prompt is failres's own text.
+    """
+    prompt_lines = {line.strip() for line in prompt.splitlines() if line.strip()}
+    own = "\n".join(line for line in output.splitlines() if line.strip() not in prompt_lines)
+    return parse_scope_requests(own)
 
 
 def probe_binding(binding: BindingConfig, cwd: Path, env: Mapping[str, str]) -> tuple[bool, str]:

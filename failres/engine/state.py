@@ -12,13 +12,13 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-STATES = ("pending", "running", "committed", "quarantined", "stopped", "landed")
+STATES = ("pending", "running", "interrupted", "committed", "quarantined", "stopped", "landed")
 STOP_CLASS = "repeated-failure-stop"
-_MILESTONES = {"task-started", "task-committed", "quarantined", "landed"}
+_MILESTONES = {"task-started", "task-committed", "quarantined", "landed", "interrupted"}
 
 
 def task_state(events: Sequence[Mapping[str, object]]) -> str:
-    """pending, running, committed, quarantined, stopped or landed (events oldest first)."""
+    """pending, running, interrupted, committed, quarantined, stopped or landed (events oldest first)."""
     state = "pending"
     for event in events:
         kind = event.get("type")
@@ -30,6 +30,8 @@ def task_state(events: Sequence[Mapping[str, object]]) -> str:
             continue  # a landed task stays landed, whatever ran on its branch afterwards
         elif kind == "task-started":
             state = "running"
+        elif kind == "interrupted":
+            state = "interrupted" if state == "running" else state
         elif kind == "task-committed":
             state = "committed"
         elif kind == "quarantined":
@@ -90,3 +92,19 @@ def last_event(events: Sequence[Mapping[str, object]], kind: str) -> Mapping[str
 def count_dispatches_saved(events: Sequence[Mapping[str, object]]) -> int:
     """Stop-loss events: each one is a run that dispatched nothing."""
     return sum(1 for e in events if e.get("type") == "stop-loss")
+
+
+def task_commits(events: Sequence[Mapping[str, object]]) -> set[str]:
+    """Every commit the journal says this task's branch was put at: starts and task commits."""
+    found = set()
+    for event in events:
+        if event.get("type") == "task-started" and event.get("intHead"):
+            found.add(str(event["intHead"]))
+        elif event.get("type") == "task-committed" and event.get("commit"):
+            found.add(str(event["commit"]))
+    return found
+
+
+def last_commit(events: Sequence[Mapping[str, object]]) -> str | None:
+    committed = last_event(events, "task-committed")
+    return str(committed["commit"]) if committed and committed.get("commit") else None

@@ -22,6 +22,10 @@ SEAT_TIMEOUT = "seat-timeout"
 GATE_TIMEOUT = "gate-timeout"
 SEAT_CRASHED = "seat-crashed"
 PATCH_DOES_NOT_APPLY = "patch-does-not-apply"
+SEAT_TAMPER = "seat-tamper"
+SEAT_DENIED = "seat-denied"
+GATE_UNAVAILABLE = "gate-unavailable"
+WORKSPACE_UNRESTORABLE = "workspace-unrestorable"
 UNKNOWN = "unknown"
 
 BUILTIN_CLASSES = (
@@ -33,6 +37,10 @@ BUILTIN_CLASSES = (
     GATE_TIMEOUT,
     SEAT_CRASHED,
     PATCH_DOES_NOT_APPLY,
+    SEAT_TAMPER,
+    SEAT_DENIED,
+    GATE_UNAVAILABLE,
+    WORKSPACE_UNRESTORABLE,
     UNKNOWN,
 )
 
@@ -317,6 +325,25 @@ _BUILTIN_RUNGS = (
     Rung(GATE_TIMEOUT, 3, Action.QUARANTINE, "the gate ran past its timeout: quarantine"),
     Rung(SEAT_CRASHED, 3, Action.QUARANTINE, "the seat exited non-zero: quarantine"),
     Rung(PATCH_DOES_NOT_APPLY, 3, Action.QUARANTINE, "the patch does not apply: quarantine"),
+    Rung(
+        SEAT_TAMPER, 3, Action.QUARANTINE,
+        "the seat changed something outside its workspace (a ref, the config, a hook, the checkout): "
+        "undo it, keep what the seat left, quarantine; never retried blind",
+    ),
+    Rung(
+        SEAT_DENIED, 3, Action.QUARANTINE,
+        "the agent's own permissions refused the calls it needed and it changed nothing: quarantine "
+        "(widen the binding's allowed tools)",
+    ),
+    Rung(
+        GATE_UNAVAILABLE, 3, Action.ESCALATE,
+        "the gate's program cannot run (missing, not executable, its setup failed): a configuration "
+        "error; no fixer is dispatched",
+    ),
+    Rung(
+        WORKSPACE_UNRESTORABLE, 3, Action.ESCALATE,
+        "the task's workspace could not be put back after a seat (files it cannot remove): quarantine",
+    ),
     Rung(
         FIXER_SCOPE_VIOLATION, 3, Action.ESCALATE,
         "violation after the constrained retry, or a SCOPE-REQUEST: quarantine and "

@@ -19,7 +19,7 @@ FALLBACK_EMAIL = "failres@localhost"
 # Variables that tell git *which* repository, index or object store to use. A hook
 # or an outer git command exports them (a post-merge hook runs with GIT_DIR set);
 # left in place they would make `git -C <worktree>` act on some other repository.
-_REPOSITORY_LOCATING_VARIABLES = (
+REPOSITORY_LOCATING_VARIABLES = (
     "GIT_DIR",
     "GIT_WORK_TREE",
     "GIT_INDEX_FILE",
@@ -39,7 +39,7 @@ _ALWAYS = ("-c", "core.quotepath=off")
 
 def git_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for a git child: ours, minus repository-locating variables, plus `extra`."""
-    env = {k: v for k, v in os.environ.items() if k not in _REPOSITORY_LOCATING_VARIABLES}
+    env = {k: v for k, v in os.environ.items() if k not in REPOSITORY_LOCATING_VARIABLES}
     if extra:
         env.update(extra)
     return env

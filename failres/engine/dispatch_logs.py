@@ -1,0 +1,181 @@
+"""What each dispatch saw and said, kept where a person can read it (`git failres logs`).
+
+Per task run, one directory per dispatch (a seat, and the gate that judged what it
+did), under `<git dir>/failres/logs/<slug>/<task>/<run>/<n>/`:
+
+    prompt.md         the exact prompt the seat got
+    seat.log          what the seat printed (bounded by [output], redacted)
+    seat.json         seat, binding, mode, attempt, exit code, duration
+    gate.log          what the gate printed after it (bounded, redacted)
+    gate.json         gate, command, directory, exit code, duration
+    transcript*.jsonl the agent's own session files, when its recipe keeps them in
+                      {dispatch_dir} (Claude Code, Codex) — redacted; `reflect` reads them
+    live.log          while the seat runs: its output as it arrives (`logs --follow`)
+
+Logs are local (they live in the git dir, not in the store): they can be large and
+they are for the person at this machine. Secrets are redacted before anything is
+written, as for every record.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from lessons.redact import redact
+
+# An agent's transcript can be long; what is kept of one file is bounded too.
+MAX_TRANSCRIPT_BYTES = 8 * 1024 * 1024
+TRANSCRIPT_SUFFIXES = (".jsonl",)
+
+
+def logs_root(git_dir: Path) -> Path:
+    return git_dir / "failres" / "logs"
+
+
+def run_id(started_ts: str, event_id: str) -> str:
+    """A run's directory name: when it started, then its `task-started` event's id."""
+    stamp = "".join(c for c in started_ts if c.isdigit())[:14]
+    return f"{stamp}-{event_id[:8]}"
+
+
+@dataclass
+class DispatchLog:
+    """The log directory of one dispatch, written as the dispatch goes."""
+
+    directory: Path
+
+    @property
+    def live(self) -> Path:
+        return self.directory / "live.log"
+
+    def prompt(self, text: str) -> None:
+        self._write("prompt.md", redact(text))
+
+    def seat(self, output: str, meta: dict) -> None:
+        self._write("seat.log", redact(output))
+        self._write("seat.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
+        self.live.unlink(missing_ok=True)
+
+    def gate(self, output: str, meta: dict) -> None:
+        self._write("gate.log", redact(output))
+        self._write("gate.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
+
+    def keep_transcripts(self, dispatch_dir: Path) -> list[Path]:
+        """Copy the agent's session files from its private dir, redacted; return where they went."""
+        kept = []
+        for index, source in enumerate(sorted(_transcripts(dispatch_dir)), start=1):
+            try:
+                data = source.read_bytes()[:MAX_TRANSCRIPT_BYTES]
+            except OSError:
+                continue
+            name = "transcript.jsonl" if index == 1 else f"transcript-{index}.jsonl"
+            self._write(name, redact(data.decode("utf-8", "replace")))
+            kept.append(self.directory / name)
+        return kept
+
+    def _write(self, name: str, text: str) -> None:
+        # Logs help a person; failing to write one must never cost the run.
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            (self.directory / name).write_text(text, encoding="utf-8")
+        except OSError:
+            pass
+
+
+def _transcripts(directory: Path) -> Iterator[Path]:
+    if not directory.is_dir():
+        return
+    for root, _dirs, names in os.walk(directory):
+        for name in names:
+            path = Path(root) / name
+            if path.suffix in TRANSCRIPT_SUFFIXES and not path.is_symlink():
+                yield path
+
+
+class RunLogs:
+    """The log directories of one task run, numbered in dispatch order."""
+
+    def __init__(self, git_dir: Path, slug: str, task: str, run: str) -> None:
+        self.directory = logs_root(git_dir) / slug / task / run
+        self.count = 0
+
+    def next(self) -> DispatchLog:
+        self.count += 1
+        return self.current()
+
+    def current(self) -> DispatchLog:
+        return DispatchLog(self.directory / str(self.count))
+
+
+# ── reading, for `git failres logs` ──────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class DispatchRecord:
+    number: int
+    directory: Path
+    seat: dict
+    gate: dict
+
+    def read(self, name: str) -> str | None:
+        try:
+            return (self.directory / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+
+
+def task_runs(git_dir: Path, slug: str, task: str) -> list[Path]:
+    """The task's run directories, oldest first."""
+    directory = logs_root(git_dir) / slug / task
+    try:
+        return sorted(p for p in directory.iterdir() if p.is_dir())
+    except OSError:
+        return []
+
+
+def dispatches(run: Path) -> list[DispatchRecord]:
+    found = []
+    try:
+        entries = [p for p in run.iterdir() if p.is_dir() and p.name.isdigit()]
+    except OSError:
+        return []
+    for entry in sorted(entries, key=lambda p: int(p.name)):
+        found.append(DispatchRecord(int(entry.name), entry, _json(entry / "seat.json"), _json(entry / "gate.json")))
+    return found
+
+
+def _json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def follow(path: Path, *, still_running, poll: float = 0.2) -> Iterator[bytes]:
+    """Yield what is appended to `path` until `still_running()` is false and nothing more comes."""
+    offset = 0
+    while True:
+        try:
+            with path.open("rb") as handle:
+                handle.seek(offset)
+                chunk = handle.read()
+        except OSError:
+            chunk = b""
+        if chunk:
+            offset += len(chunk)
+            yield chunk
+            continue
+        if not still_running():
+            return
+        time.sleep(poll)
+
+
+def remove_task_logs(git_dir: Path, slug: str, task: str) -> None:
+    shutil.rmtree(logs_root(git_dir) / slug / task, ignore_errors=True)

@@ -1,0 +1,189 @@
+"""One seat dispatch: put the workspace back, run the seat, check for tamper, read the scope.
+
+The order is the guarantee:
+
+1. the workspace is put back to the task's tree, and the seat gets a fresh `.git`;
+2. the seat runs under its supervisor; when `run_seat` returns, no process of it is left;
+3. the tamper check compares the person's repository with what it was, and undoes
+   any change *before* failres runs git again (a planted config or hook would
+   otherwise run in failres's place);
+4. only then is the workspace read: every changed path, from the files themselves,
+   through failres's private index.
+
+What the dispatch *means* (violation, constrained retry, a decision) is decided by
+the pure scope and taxonomy functions; this module only gathers the facts.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from failres.engine.quarantine import Failure
+from failres.engine.scope import ignore_pattern_matches, match_scope, matches_any
+from failres.engine.seats import SeatRun, run_seat
+from failres.engine.tamper import Guard
+from failres.engine.taxonomy import FIXER_SCOPE_VIOLATION, SEAT_DENIED, SEAT_TAMPER, ScopeRequest
+from failres.gitops.workspace import Checked, remove_tree
+
+if TYPE_CHECKING:
+    from failres.engine.loop import TaskRun
+
+# A snapshot keeps the failing state for a person; files past this size are left out.
+SNAPSHOT_MAX_FILE_BYTES = 1024 * 1024
+
+
+@dataclass
+class Dispatched:
+    """What one dispatch did, as the scope guard and the classifier see it."""
+
+    run: SeatRun
+    checked: Checked
+    changed: tuple[str, ...]  # changed paths minus agent and tool artifacts
+    rejected: tuple[str, ...]  # changed paths the task may not keep
+    requests: tuple[ScopeRequest, ...]
+    tamper: Failure | None = None
+    denied: Failure | None = None
+    capture: object = field(default=None, repr=False)  # () -> tree of the state the seat left
+
+    def snapshot(self) -> str | None:
+        return self.capture() if self.capture is not None else None
+
+
+def dispatch_seat(run: TaskRun, seat: str, mode: str, attempt: int, *, gate_output: str,
+                  rejected: tuple[str, ...]) -> Dispatched | Failure:
+    """Run `seat` once in the task's workspace and gather what it did."""
+    workspace = run.workspace
+    binding = run.seat_binding(seat)
+    constrained = bool(rejected)
+    log = run.logs.next()
+    dispatch_dir = run.dispatch_root / str(run.logs.count)
+    remove_tree(dispatch_dir)
+    dispatch_dir.mkdir(parents=True)
+    prompt_file = dispatch_dir / "prompt.md"
+    prompt = run.render(mode, attempt, gate_output=gate_output, rejected=rejected)
+    prompt_file.write_text(prompt, encoding="utf-8")
+    log.prompt(prompt)
+    gate = run.config.gates.get(run.gate_name)
+    problem = run.put_back(gate.keep if gate else ())
+    if problem is not None:
+        return problem
+    run.step("seat", seat=seat, attempt=attempt)
+    run.journal("seat-dispatched", seat=seat, binding=binding, mode=mode, attempt=attempt, constrained=constrained,
+                log=f"{log.directory.parent.name}/{log.directory.name}")
+    guard = Guard(run.engine.top, run.engine.git_dir, store_ref=run.engine.store.ref, own=run.engine.own_moves)
+    before = guard.capture()
+    marker = uuid.uuid4().hex
+
+    def started(pid: int) -> None:
+        if run.lock is not None:
+            run.lock.record_seat(pid, marker)
+
+    found = run_seat(config=run.config, seat=seat, binding_name=binding, cwd=workspace.path, prompt=prompt,
+                     values=run.values(mode, attempt, prompt_file, dispatch_dir), marker=marker,
+                     cancelled=run.cancelled, on_start=started, live=log.live)
+    if run.lock is not None:
+        run.lock.record_seat(None)
+    # Before anything else runs git: undo what the seat did outside its workspace.
+    tamper = guard.undo(before, slug=run.slug, task=run.task.id)
+    result = found.result
+    log.seat(result.text, {"seat": seat, "binding": binding, "mode": mode, "attempt": attempt,
+                           "constrained": constrained, "exitCode": result.exit_code, "timedOut": result.timed_out,
+                           "durationMs": int(result.duration * 1000), "outputBytes": result.total_bytes,
+                           "argv": list(result.argv)})
+    transcripts = log.keep_transcripts(dispatch_dir)
+    run.journal("seat-finished", seat=seat, binding=binding, exitCode=result.exit_code, timedOut=result.timed_out,
+                durationMs=int(result.duration * 1000), outputBytes=result.total_bytes,
+                transcripts=[p.name for p in transcripts])
+    if tamper:
+        run.journal("seat-tamper", what=tamper.what)
+    checked = workspace.check()
+    artifacts = run.config.scope.artifacts
+    changed = tuple(p for p in checked.paths if not any(ignore_pattern_matches(a, p) for a in artifacts))
+    refused = _refused(run, changed, checked)
+
+    def capture() -> str:
+        return workspace.capture(changed, max_bytes=SNAPSHOT_MAX_FILE_BYTES, include=_snapshot_may_hold)
+
+    dispatched = Dispatched(found, checked, changed, refused, found.requests, capture=capture)
+    if tamper:
+        dispatched.tamper = Failure(SEAT_TAMPER, f"{seat} changed things outside its workspace: "
+                                    + "; ".join(tamper.what), snapshot=capture())
+    denied = _denied(run, found, changed)
+    if denied is not None:
+        dispatched.denied = Failure(SEAT_DENIED, f"{seat}'s agent was refused the calls it needed and changed "
+                                    f"nothing: {denied}", snapshot=None)
+    return dispatched
+
+
+def _refused(run: TaskRun, changed: Sequence[str], checked: Checked) -> tuple[str, ...]:
+    """Changed paths the task may not keep: out of scope, protected, undecodable, or a link out of scope."""
+    _, rejected = match_scope([p for p in changed if p not in checked.undecodable], run.allow,
+                              run.config.scope.protected)
+    refused = list(rejected)
+    refused += [p for p in checked.undecodable if p in changed]
+    for path, target in checked.symlinks.items():
+        if path in refused or path not in changed:
+            continue
+        if link_problem(path, target, run.allow, run.config.scope.protected):
+            refused.append(path)
+    return tuple(sorted(dict.fromkeys(refused)))
+
+
+def link_problem(path: str, target: str, allow: Sequence[str], protected: Sequence[str]) -> str | None:
+    """Why a symlink at `path` pointing at `target` may not be committed, or None (pure).
+
+    A link is content too: one inside the scope that points at a protected file, or out
+    of the task's files, or out of the repository, would let a later reader (a gate, a
+    build, a person) reach what the task was not allowed to change.
+    """
+    if os.path.isabs(target):
+        return f"{path} points outside the repository ({target})"
+    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+    if resolved == ".." or resolved.startswith("../"):
+        return f"{path} points outside the repository ({target})"
+    if matches_any(resolved, protected):
+        return f"{path} points at the protected path {resolved}"
+    if not matches_any(resolved, allow):
+        return f"{path} points outside the task's scope ({resolved})"
+    return None
+
+
+def _snapshot_may_hold(path: str) -> bool:
+    from lessons.redact import is_secret_bearing_path
+
+    return not is_secret_bearing_path(path)
+
+
+def _denied(run: TaskRun, found: SeatRun, changed: Sequence[str]) -> str | None:
+    """What the agent's own permissions refused, when that is why it changed nothing."""
+    if changed or found.result.timed_out:
+        return None
+    from failres.engine.denials import claude_denials
+
+    denials = claude_denials(found.result.text)
+    return "; ".join(denials) if denials else None
+
+
+def scope_failure(run: TaskRun, found: Dispatched, seat: str, *, first: bool) -> Failure | None:
+    """The failure a violation or a scope request means, or None for the first plain violation."""
+    if found.requests:
+        # A seat that asks for scope stops the retry ladder at once: a person decides.
+        for request in found.requests:
+            run.journal("scope-request", file=request.file, reason=request.reason)
+        if found.rejected:
+            run.journal("scope-violation", files=list(found.rejected), seat=seat)
+        files = tuple(dict.fromkeys([*found.rejected, *(r.file for r in found.requests)]))
+        lines = "; ".join(f"{r.file} — {r.reason}" if r.reason else r.file for r in found.requests)
+        return Failure(FIXER_SCOPE_VIOLATION, f"{seat} asked for scope: SCOPE-REQUEST: {lines}",
+                       rejected=files, requests=found.requests, snapshot=found.snapshot())
+    run.journal("scope-violation", files=list(found.rejected), seat=seat)
+    if first:
+        return None
+    return Failure(FIXER_SCOPE_VIOLATION,
+                   f"{seat} changed files outside the task's scope again: {', '.join(found.rejected)}",
+                   rejected=found.rejected, snapshot=found.snapshot())

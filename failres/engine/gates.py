@@ -1,0 +1,65 @@
+"""Running the gate (the judge) and its one-time setup.
+
+The gate is the person's own command, so it is trusted with the repository's path
+(`{repo}`, `FAILRES_REPO`); it still runs under a supervisor, so nothing it starts
+outlives it. A gate whose program cannot be started at all (missing, not
+executable) is a configuration error, not a red verdict: `gate-unavailable`, and no
+fixer is dispatched to chase it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from failres.config import GateConfig, OutputConfig
+from failres.engine.process import ProcessResult, run_process
+from failres.engine.prompts import JudgeInvocation
+from failres.engine.seats import seat_env
+from failres.placeholders import render_command
+
+
+@dataclass(frozen=True)
+class GateRun:
+    result: ProcessResult
+    meta: dict
+
+    @property
+    def unavailable_message(self) -> str | None:
+        if not self.result.not_found:
+            return None
+        argv = self.meta.get("argv") or []
+        return (f"gate {self.meta.get('gate')} cannot run: {self.result.text.strip()} "
+                f"(command: {' '.join(argv)}); fix [gates.{self.meta.get('gate')}] command in .failres.toml")
+
+
+def gate_env(values: Mapping[str, str]) -> dict[str, str]:
+    """A gate's environment: a seat's, plus where the repository is (the person wrote the gate)."""
+    env = seat_env(values, {})
+    env["FAILRES_REPO"] = values["repo"]
+    return env
+
+
+def run_gate_process(gate: GateConfig, judge: JudgeInvocation, *, env: Mapping[str, str],
+                     cancelled: Callable[[], bool], output: OutputConfig) -> GateRun:
+    result = run_process(judge.argv, cwd=Path(judge.cwd), env=env, stdin_data=None, timeout=gate.timeout,
+                         head_bytes=output.head_bytes, tail_bytes=output.tail_bytes, cancelled=cancelled)
+    meta = {"gate": gate.name, "argv": list(judge.argv), "cwd": judge.cwd, "exitCode": result.exit_code,
+            "timedOut": result.timed_out, "durationMs": int(result.duration * 1000), "notFound": result.not_found}
+    return GateRun(result, meta)
+
+
+def run_setup(gate: GateConfig, *, values: Mapping[str, str], cwd: Path, cancelled: Callable[[], bool],
+              output: OutputConfig) -> str | None:
+    """Run the gate's setup once in a new workspace; None when it worked, else what went wrong."""
+    result = run_process(render_command(gate.setup, values), cwd=cwd, env=gate_env(values), stdin_data=None,
+                         timeout=gate.timeout, head_bytes=output.head_bytes, tail_bytes=output.tail_bytes,
+                         cancelled=cancelled)
+    if result.exit_code == 0 and not result.timed_out:
+        return None
+    if result.not_found:
+        return f"cannot run: {result.text.strip()}"
+    status = "timed out" if result.timed_out else f"exited {result.exit_code}"
+    tail = result.text.strip().splitlines()[-1:] or ["no output"]
+    return f"{status}: {tail[0][:200]}"

@@ -1,0 +1,383 @@
+"""The tamper check: what a seat must never change outside its workspace, and undoing it.
+
+A seat works in a workspace with a git dir of its own, so no git command it runs
+there reaches the person's repository. It can still write anywhere by absolute path.
+Before every dispatch failres records what a seat must never change:
+
+- every ref of the person's repository (branches, tags, the store, snapshots, HEAD);
+- the repository's `config`, its hooks directory, its `info/` directory, and the
+  person's global git configuration (failres itself runs git right after a dispatch;
+  a planted `core.fsmonitor` there would run the seat's code in failres's place);
+- the person's checkout: its working state (tracked and untracked files as a tree)
+  and its index.
+
+After the dispatch, with every process of the seat gone, it compares. Anything that
+changed is put back — refs by compare-and-swap, files byte for byte, planted files
+removed, the checkout's changed paths restored — and every version the seat left is
+kept (files under `<git dir>/failres/tamper/`, the checkout as a commit under
+`refs/failres/tamper/`), so nothing is lost if the change was, after all, the
+person's own work done while the seat ran. The caller quarantines the task as
+`seat-tamper` and journals exactly what was changed and undone.
+
+Changes failres makes itself meanwhile (other tasks of a `--jobs` run) are not
+tamper: the store ref may only move forward, and refs failres moved are registered
+in `OwnMoves` as they happen.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pygit2
+
+from failres.gitops.git import try_git
+from failres.gitops.state import working_state_tree
+
+TAMPER_REFS = "refs/failres/tamper"
+# Hooks and info files are small; a file beyond this is compared by size and time only.
+_MAX_GUARDED_FILE = 4 * 1024 * 1024
+_NO_HOOKS = ("core.hooksPath=/dev/null", "core.fsmonitor=false")
+
+
+class OwnMoves:
+    """Refs failres itself moved while seats ran (thread-safe): never mistaken for tamper."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._moves: dict[str, set[str | None]] = {}
+
+    def note(self, ref: str, target: str | None) -> None:
+        with self._lock:
+            self._moves.setdefault(ref, set()).add(target)
+
+    def allows(self, ref: str, target: str | None) -> bool:
+        with self._lock:
+            return target in self._moves.get(ref, ())
+
+
+@dataclass(frozen=True)
+class RepoState:
+    """What a seat must not change, as it was at one moment."""
+
+    refs: Mapping[str, str]  # ref name -> oid, or "ref: <target>" for a symbolic ref
+    files: Mapping[str, bytes | None]  # absolute path -> bytes (None: too large to keep)
+    file_sizes: Mapping[str, tuple[int, int]]  # absolute path -> (size, mtime_ns), for large ones
+    checkout: str | None  # the person's working state as a tree; None when it has no work tree
+    index: bytes | None  # the person's index file
+
+
+@dataclass
+class Tamper:
+    """What changed, and what undoing it did, one line per item (the journal's `what`)."""
+
+    what: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.what)
+
+
+class Guard:
+    """Records and compares the person's repository around one dispatch."""
+
+    def __init__(self, top: Path, git_dir: Path, *, store_ref: str, own: OwnMoves) -> None:
+        self.top = top
+        self.git_dir = git_dir
+        self.store_ref = store_ref
+        self.own = own
+
+    # ── recording ────────────────────────────────────────────────────────
+
+    def capture(self) -> RepoState:
+        files, sizes = self._guarded_files()
+        checkout, index = self._checkout()
+        return RepoState(self._refs(), files, sizes, checkout, index)
+
+    def _refs(self) -> dict[str, str]:
+        repo = pygit2.Repository(str(self.git_dir))
+        found: dict[str, str] = {}
+        for name in repo.references:
+            try:
+                ref = repo.references[name]
+            except (KeyError, pygit2.GitError, ValueError):
+                continue
+            found[name] = _ref_value(ref)
+        try:
+            found["HEAD"] = _ref_value(repo.references["HEAD"])
+        except (KeyError, pygit2.GitError):
+            pass
+        return found
+
+    def guarded_paths(self) -> list[Path]:
+        """Every file a seat must not change, as it is now (planted files show up next time)."""
+        paths = [self.git_dir / "config", self.git_dir / "config.worktree"]
+        for directory in (self._hooks_dir(), self.git_dir / "info"):
+            if directory.is_dir():
+                for root, _dirs, names in os.walk(directory):
+                    paths += [Path(root) / name for name in names]
+        paths += _global_config_files()
+        return paths
+
+    def _guarded_files(self) -> tuple[dict[str, bytes | None], dict[str, tuple[int, int]]]:
+        files: dict[str, bytes | None] = {}
+        sizes: dict[str, tuple[int, int]] = {}
+        for path in self.guarded_paths():
+            try:
+                info = path.lstat()
+                if info.st_size > _MAX_GUARDED_FILE:
+                    files[str(path)] = None
+                    sizes[str(path)] = (info.st_size, info.st_mtime_ns)
+                elif path.is_symlink():
+                    files[str(path)] = b"symlink:" + os.fsencode(os.readlink(path))
+                else:
+                    files[str(path)] = path.read_bytes()
+            except OSError:
+                continue
+        return files, sizes
+
+    def _hooks_dir(self) -> Path:
+        completed = try_git(self.top, ["config", "--get", "core.hooksPath"], env={"GIT_DIR": str(self.git_dir)})
+        value = completed.stdout.decode("utf-8", "replace").strip()
+        if completed.returncode == 0 and value:
+            path = Path(os.path.expanduser(value))
+            return path if path.is_absolute() else self.top / path
+        return self.git_dir / "hooks"
+
+    def _checkout(self) -> tuple[str | None, bytes | None]:
+        if not (self.top / ".git").exists():
+            return None, None
+        try:
+            tree = working_state_tree(self.top, config=_NO_HOOKS)
+        except Exception:  # noqa: BLE001 - a checkout git cannot read is compared by its index alone
+            tree = None
+        index = self.git_dir / "index"
+        try:
+            return tree, index.read_bytes()
+        except OSError:
+            return tree, None
+
+    # ── comparing and undoing ────────────────────────────────────────────
+
+    def undo(self, before: RepoState, *, slug: str, task: str) -> Tamper:
+        """Compare with `before`, put back every difference, and say what it was."""
+        tamper = Tamper()
+        evidence = self.git_dir / "failres" / "tamper" / f"{slug}-{task}-{time.strftime('%Y%m%dT%H%M%S')}"
+        # Files first: git reads the config and hooks that the rest of the undo runs with.
+        self._undo_files(before, tamper, evidence)
+        self._undo_refs(before, tamper)
+        self._undo_checkout(before, tamper, slug, task)
+        return tamper
+
+    def _undo_files(self, before: RepoState, tamper: Tamper, evidence: Path) -> None:
+        now_files, now_sizes = self._guarded_files()
+        for name in sorted(set(before.files) | set(now_files)):
+            old, new = before.files.get(name, _ABSENT), now_files.get(name, _ABSENT)
+            if old is None or new is None:
+                if before.file_sizes.get(name) != now_sizes.get(name):
+                    tamper.what.append(f"{self._shown(name)} changed (too large to restore)")
+                continue
+            if old == new:
+                continue
+            path = Path(name)
+            if new is not _ABSENT:
+                _keep_evidence(path, evidence, self.git_dir)
+            try:
+                if old is _ABSENT:
+                    _remove(path)
+                    tamper.what.append(f"{self._shown(name)} was planted: removed (kept in {self._shown(evidence)})")
+                else:
+                    _write_back(path, old)
+                    verb = "deleted" if new is _ABSENT else "changed"
+                    tamper.what.append(f"{self._shown(name)} was {verb}: restored")
+            except OSError as error:
+                tamper.what.append(f"{self._shown(name)} was changed and could not be restored: {error.strerror}")
+
+    def _undo_refs(self, before: RepoState, tamper: Tamper) -> None:
+        now = self._refs()
+        for name in sorted(set(before.refs) | set(now)):
+            old, new = before.refs.get(name), now.get(name)
+            if old == new or self._expected(name, old, new):
+                continue
+            problem = self._put_ref_back(name, old, new)
+            change = _describe_ref_change(name, old, new)
+            tamper.what.append(f"{change}: {'put back' if problem is None else 'could not be put back: ' + problem}")
+
+    def _expected(self, name: str, old: str | None, new: str | None) -> bool:
+        if self.own.allows(name, new):
+            return True
+        if name == self.store_ref and old and new and not new.startswith("ref:") and not old.startswith("ref:"):
+            # Other failres processes (a person's `decide`, a sync) append to the store
+            # while a seat runs; appending is all they do, so only a fast-forward is theirs.
+            repo = pygit2.Repository(str(self.git_dir))
+            try:
+                return repo.descendant_of(new, old)
+            except (pygit2.GitError, ValueError, KeyError):
+                return False
+        return False
+
+    def _put_ref_back(self, name: str, old: str | None, new: str | None) -> str | None:
+        if old is not None and old.startswith("ref: "):
+            completed = try_git(self.top, ["symbolic-ref", name, old.removeprefix("ref: ")],
+                                env={"GIT_DIR": str(self.git_dir)}, config=_NO_HOOKS)
+        else:
+            expected = new if new is not None and not new.startswith("ref: ") else "0" * 40
+            if new is not None and new.startswith("ref: "):
+                try_git(self.top, ["symbolic-ref", "--delete", name], env={"GIT_DIR": str(self.git_dir)},
+                        config=_NO_HOOKS)
+                expected = "0" * 40
+            args = ["update-ref", "-d", name, expected] if old is None else ["update-ref", name, old, expected]
+            completed = try_git(self.top, args, env={"GIT_DIR": str(self.git_dir)}, config=_NO_HOOKS)
+        if completed.returncode != 0:
+            lines = completed.stderr.decode("utf-8", "replace").strip().splitlines()
+            return lines[-1] if lines else f"exit {completed.returncode}"
+        return None
+
+    def _undo_checkout(self, before: RepoState, tamper: Tamper, slug: str, task: str) -> None:
+        if before.checkout is None and before.index is None:
+            return
+        after, index_now = self._checkout()
+        if after == before.checkout and index_now == before.index:
+            return
+        if after is not None and after != before.checkout:
+            kept = self._keep_checkout(after, slug, task)
+            changed = self._restore_paths(before.checkout, after)
+            shown = ", ".join(changed[:10]) + (f" and {len(changed) - 10} more" if len(changed) > 10 else "")
+            tamper.what.append(f"the checkout changed at {shown}: restored (the changed state is kept at {kept})")
+        if index_now != before.index and before.index is not None:
+            try:
+                _write_back(self.git_dir / "index", before.index)
+                tamper.what.append("the checkout's index changed: restored")
+            except OSError as error:
+                tamper.what.append(f"the checkout's index changed and could not be restored: {error.strerror}")
+
+    def _keep_checkout(self, tree: str, slug: str, task: str) -> str:
+        ref = f"{TAMPER_REFS}/{slug}/{task}/{time.strftime('%Y%m%dT%H%M%S')}"
+        repo = pygit2.Repository(str(self.git_dir))
+        sig = pygit2.Signature("failres", "failres@localhost")
+        parents = [] if repo.head_is_unborn else [repo.head.target]
+        commit = repo.create_commit(None, sig, sig, "failres: the checkout as a seat left it\n",
+                                    pygit2.Oid(hex=tree), parents)
+        repo.create_reference(ref, commit, force=True)
+        self.own.note(ref, str(commit))
+        return ref
+
+    def _restore_paths(self, old_tree: str | None, new_tree: str) -> list[str]:
+        repo = pygit2.Repository(str(self.git_dir))
+        old = repo[pygit2.Oid(hex=old_tree)] if old_tree else None
+        new = repo[pygit2.Oid(hex=new_tree)]
+        diff = new.diff_to_tree(old) if old is not None else new.diff_to_tree()
+        changed = []
+        for delta in diff.deltas:
+            path = delta.new_file.path or delta.old_file.path
+            changed.append(path)
+            target = self.top / path
+            entry = _tree_entry(repo, old, path)
+            try:
+                if entry is None:
+                    _remove(target)
+                elif entry.filemode == pygit2.GIT_FILEMODE_LINK:
+                    _remove(target)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    os.symlink(repo[entry.id].data, target)
+                elif entry.filemode in (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE):
+                    if target.is_symlink() or target.is_dir():
+                        _remove(target)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    _write_back(target, repo[entry.id].data)
+                    os.chmod(target, 0o755 if entry.filemode == pygit2.GIT_FILEMODE_BLOB_EXECUTABLE else 0o644)
+            except OSError:
+                continue
+        return sorted(changed)
+
+    def _shown(self, path: str | Path) -> str:
+        text = str(path)
+        for base, label in ((str(self.git_dir), "$GIT_DIR"), (str(Path.home()), "~")):
+            if text.startswith(base + os.sep):
+                return label + text[len(base):]
+        return text
+
+
+_ABSENT = object()
+
+
+def _ref_value(ref: pygit2.Reference) -> str:
+    if ref.type == pygit2.enums.ReferenceType.SYMBOLIC:
+        return f"ref: {ref.target}"
+    return str(ref.target)
+
+
+def _describe_ref_change(name: str, old: str | None, new: str | None) -> str:
+    def short(value: str | None) -> str:
+        if value is None:
+            return "(none)"
+        return value if value.startswith("ref:") else value[:12]
+
+    if old is None:
+        return f"{name} was created at {short(new)}"
+    if new is None:
+        return f"{name} was deleted (was {short(old)})"
+    return f"{name} was moved from {short(old)} to {short(new)}"
+
+
+def _global_config_files() -> list[Path]:
+    found = []
+    explicit = os.environ.get("GIT_CONFIG_GLOBAL")
+    if explicit:
+        found.append(Path(explicit))
+    else:
+        found.append(Path.home() / ".gitconfig")
+        xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+        found.append(Path(xdg) / "git" / "config")
+    return found
+
+
+def _tree_entry(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str):
+    if tree is None:
+        return None
+    try:
+        return tree[path]
+    except KeyError:
+        return None
+
+
+def _write_back(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_symlink():
+        path.unlink()
+    if data.startswith(b"symlink:") and not path.exists():
+        os.symlink(data.removeprefix(b"symlink:"), path)
+        return
+    tmp = path.with_name(f".{path.name}.failres-restore")
+    tmp.write_bytes(data)
+    try:
+        os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+    except OSError:
+        pass
+    os.replace(tmp, path)
+
+
+def _remove(path: Path) -> None:
+    from failres.gitops.workspace import remove_tree
+
+    remove_tree(path)
+
+
+def _keep_evidence(path: Path, evidence: Path, git_dir: Path) -> None:
+    """Copy what the seat left at `path` under `evidence`, keeping its relative location."""
+    try:
+        relative = path.relative_to(git_dir)
+    except ValueError:
+        relative = Path("outside") / str(path).lstrip(os.sep)
+    target = evidence / relative
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_symlink():
+            target.write_text(os.readlink(path), encoding="utf-8", errors="surrogateescape")
+        elif path.is_file():
+            target.write_bytes(path.read_bytes())
+    except OSError:
+        pass
