@@ -18,6 +18,7 @@ from failres.config import Config
 from failres.errors import UsageError
 from failres.landed_edits import edit_sources
 from lessons.learning.interventions import mine
+from lessons.learning.locality import TrustedCommands
 from lessons.learning.learner import LearnOutcome
 from lessons.learning.learner import learn as learn_rules
 from lessons.learning.reflector import ReflectOutcome, reflect_sources, sources_from_sessions
@@ -89,7 +90,8 @@ def reflect(store: Store, repo, config: Config, top: Path, paths: Sequence[Path]
         chosen, note = default_transcript_paths(config, top, environ)
         if note:
             notes.append(note)
-    sources = sources_from_sessions(mine(chosen)) if chosen else []
+    trusted = TrustedCommands.of(config.learning.trusted_commands)
+    sources = sources_from_sessions(mine(chosen, trusted=trusted)) if chosen else []
     if edits:
         found, edit_notes = edit_sources(repo, store)
         sources.extend(found)

@@ -29,7 +29,8 @@ from lessons.learning.messages import (
     read_json_lines,
     scrub,
 )
-from lessons.learning.provenance import source_of_tool_result
+from lessons.learning.locality import DEFAULT_TRUSTED, TrustedCommands
+from lessons.learning.provenance import ToolProvenance
 
 FORMAT = "claude-code"
 TOOL_INPUT_LIMIT = 2000
@@ -84,10 +85,13 @@ _HOOK_TEXT = re.compile(
 _SYSTEM_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 
 
-def load_claude_code(path: Path | str) -> Transcript:
-    """Read one Claude Code session (or subagent) file; bad lines become problems."""
+def load_claude_code(path: Path | str, *, trusted: TrustedCommands = DEFAULT_TRUSTED) -> Transcript:
+    """Read one Claude Code session (or subagent) file; bad lines become problems.
+
+    `trusted` are the commands whose output counts as the repository's own.
+    """
     path = Path(path)
-    reader = _SessionReader(path)
+    reader = _SessionReader(path, ToolProvenance(trusted))
     any_json = False
     try:
         for line in read_json_lines(path):
@@ -145,6 +149,7 @@ class _Call:
     name: str
     arguments: object
     cwd: str
+    id: str = ""
 
 
 @dataclass
@@ -152,6 +157,7 @@ class _SessionReader:
     """Accumulates one file's messages; internal to `load_claude_code`."""
 
     path: Path
+    provenance: ToolProvenance
     messages: list[Message] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     calls: dict[str, _Call] = field(default_factory=dict)
@@ -173,6 +179,10 @@ class _SessionReader:
     def add_record(self, number: int, record: dict) -> None:
         if not self.session_id and isinstance(record.get("sessionId"), str):
             self.session_id = record["sessionId"]
+        if not self.provenance.root and isinstance(record.get("cwd"), str) and record["cwd"].startswith("/"):
+            # The directory the session started in is its tree: Claude Code records the
+            # shell's directory on every line, and a later `cd` moves that, not the tree.
+            self.provenance.root = record["cwd"]
         if not self.agent_id and isinstance(record.get("agentId"), str):
             self.agent_id = record["agentId"]
         kind = record.get("type")
@@ -202,7 +212,7 @@ class _SessionReader:
             self._hand_over_queued()
             blocks = self._assistant_blocks(number, record, message, content)
         else:
-            blocks = self._user_blocks(number, record, content)
+            blocks = self._user_blocks(number, record, content, _background_id(record))
         if blocks:
             compact = record.get("isCompactSummary") is True or any(
                 b.text.startswith(COMPACTION_OPENING) for b in blocks if b.source == "harness"
@@ -211,7 +221,7 @@ class _SessionReader:
         if role == "user" and any(b.kind in ("tool_result", "denial") for b in blocks):
             self._hand_over_queued()
 
-    def _user_blocks(self, number: int, record: dict, content: str | list) -> list[Block]:
+    def _user_blocks(self, number: int, record: dict, content: str | list, background_id: str | None) -> list[Block]:
         items = [{"type": "text", "text": content}] if isinstance(content, str) else content
         meta = any(
             record.get(k) is True
@@ -228,7 +238,7 @@ class _SessionReader:
                 elif text.strip():
                     blocks.append(Block("text", text.strip(), "harness"))
             elif kind == "tool_result":
-                blocks.append(self._tool_result(item))
+                blocks.append(self._tool_result(item, background_id))
             elif kind not in ("image", "document"):
                 malformed = True
         if malformed:
@@ -239,7 +249,7 @@ class _SessionReader:
         self.handed_over = [(w, ts) for w, ts in self.handed_over if w not in said]
         return blocks
 
-    def _tool_result(self, item: dict) -> Block:
+    def _tool_result(self, item: dict, background_id: str | None) -> Block:
         tool_use_id = item.get("tool_use_id") if isinstance(item.get("tool_use_id"), str) else ""
         text = scrub(_result_text(item.get("content")))
         is_error = item.get("is_error") is True
@@ -248,7 +258,10 @@ class _SessionReader:
         reason = person_denial_reason(text) if is_error else None
         if reason is not None:
             return Block("denial", reason, "person", name, tool_use_id, is_error=True)
-        source = source_of_tool_result(name, call.arguments, call.cwd) if call else "unknown"
+        if call is None:
+            return Block("tool_result", text, "unknown", name, tool_use_id, is_error=is_error)
+        source = self.provenance.source_of(name, call.arguments, call.cwd or self.provenance.root)
+        self.provenance.learn_output_files(tool_use_id, name, source, text, background_id)
         return Block("tool_result", text, source, name, tool_use_id, is_error=is_error)
 
     def _assistant_blocks(
@@ -272,7 +285,7 @@ class _SessionReader:
                     blocks.append(Block("text", scrub(item["text"]).strip(), author))
             elif kind == "tool_use" and isinstance(item.get("id"), str):
                 name = item.get("name") if isinstance(item.get("name"), str) else ""
-                self.calls[item["id"]] = _Call(name, item.get("input"), cwd)
+                self.calls[item["id"]] = _Call(name, item.get("input"), cwd, item["id"])
                 rendered = compact_json(item.get("input"), TOOL_INPUT_LIMIT)
                 blocks.append(Block("tool_use", "", author, scrub(name), item["id"], rendered))
             elif kind not in ("thinking", "redacted_thinking"):
@@ -374,6 +387,14 @@ class _SessionReader:
             derived_reason=reason,
             problems=tuple(self.problems),
         )
+
+
+def _background_id(record: dict) -> str | None:
+    """The id Claude Code gave a command it started in the background, from its own
+    structured record of the result (`toolUseResult`), never from the text."""
+    result = record.get("toolUseResult")
+    value = result.get("backgroundTaskId") if isinstance(result, dict) else None
+    return value if isinstance(value, str) and value else None
 
 
 def _result_text(content: object) -> str:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from lessons.errors import InvalidInput
 from lessons.learning.generic import load_transcript
+from lessons.learning.locality import DEFAULT_TRUSTED, TrustedCommands
 from lessons.learning.messages import Block, Problem, Transcript, clip
 from lessons.learning.provenance import Origin, classify_origin
 
@@ -252,7 +253,7 @@ class MinedSession:
     error: str = ""
 
 
-def mine(paths: Sequence[Path]) -> list[MinedSession]:
+def mine(paths: Sequence[Path], *, trusted: TrustedCommands = DEFAULT_TRUSTED) -> list[MinedSession]:
     """Load each transcript (and the subagent sidechains filed beside a session),
     extract its interventions and classify each one's origin.
 
@@ -267,13 +268,13 @@ def mine(paths: Sequence[Path]) -> list[MinedSession]:
         if key in seen:
             continue
         seen.add(key)
-        sessions.append(mine_file(path))
+        sessions.append(mine_file(path, trusted=trusted))
     return sessions
 
 
-def mine_file(path: Path) -> MinedSession:
+def mine_file(path: Path, *, trusted: TrustedCommands = DEFAULT_TRUSTED) -> MinedSession:
     try:
-        transcript = load_transcript(path)
+        transcript = load_transcript(path, trusted=trusted)
     except InvalidInput as exc:
         empty = Transcript(
             session_id=path.stem,
