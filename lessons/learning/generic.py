@@ -30,6 +30,7 @@ from lessons.learning.messages import (
     Transcript,
     TranscriptKind,
     compact_json,
+    is_control_input,
     read_json_lines,
     scrub,
 )
@@ -234,6 +235,10 @@ class _GenericReader:
         if record.get("interrupt") is True:
             return [Block("interrupt", text.strip(), "person")]
         source = self._declared_source(number, record) or "person"
+        if source == "person" and is_control_input(text):
+            # A slash command typed at the harness is the harness's business, whoever
+            # the line says typed it: never words a rule could be made of.
+            source = "harness"
         return [Block("text", text.strip(), source)] if text.strip() else []
 
     def _declared_source(self, number: int, record: dict) -> Source | None:

@@ -291,6 +291,24 @@ def mine_file(path: Path, *, trusted: TrustedCommands = DEFAULT_TRUSTED) -> Mine
     return MinedSession(path, transcript, mined)
 
 
+PROBLEMS_SHOWN = 20
+
+
+def problems_note(path: Path | str, problems: Sequence[Problem]) -> str:
+    """One line saying which lines of a transcript were skipped and why ("" when none).
+
+    Bounded, so a file of garbage costs one readable line, not a screenful.
+    """
+    readable = [p for p in problems if p.line > 0]
+    if not readable:
+        return ""
+    shown = ", ".join(f"{p.line} ({p.reason})" for p in readable[:PROBLEMS_SHOWN])
+    more = len(readable) - PROBLEMS_SHOWN
+    tail = f" and {more} more" if more > 0 else ""
+    return (f"{path}: skipped {len(readable)} line(s), and every intervention after the first of them is "
+            f"untrusted: line {shown}{tail}")
+
+
 def transcript_files(paths: Iterable[Path]) -> list[Path]:
     """The files `mine` reads for these paths, in the order it reads them."""
     files: list[Path] = []
