@@ -17,6 +17,7 @@ from pathlib import Path
 from failres.config import Config
 from failres.errors import UsageError
 from failres.landed_edits import edit_sources
+from failres.outcome_evidence import resolved_outcomes
 from lessons.learning.interventions import mine
 from lessons.learning.locality import TrustedCommands
 from lessons.learning.learner import LearnOutcome
@@ -35,7 +36,7 @@ from lessons.proposals import (
     rules_diff,
 )
 from lessons.providers import Provider, provider_from_config
-from lessons.rules import Budget, check_domain, rules_in_force
+from lessons.rules import Budget, check_domain, learned_size, rules_in_force
 from lessons.store import Store
 
 
@@ -103,7 +104,8 @@ def reflect(store: Store, repo, config: Config, top: Path, paths: Sequence[Path]
 def learn(store: Store, config: Config, top: Path, domain: str | None) -> list[LearnOutcome]:
     """One learning pass: proposals for the domain given, or for every domain with new evidence."""
     domains = [check_domain(domain)] if domain else None
-    return learn_rules(store, domains, provider_for(config, top), budget_for(config))
+    return learn_rules(store, domains, provider_for(config, top), budget_for(config),
+                       outcomes=resolved_outcomes(store))
 
 
 # ── proposals ────────────────────────────────────────────────────────────────
@@ -115,7 +117,7 @@ def proposal_document(store: Store, proposal: Proposal, config: Config, *, full:
     doc["stale"] = proposal.status == "pending" and is_stale(store, proposal)
     doc["changes"] = rules_diff(proposal.rules_before, proposal.rules)
     if full:
-        doc["preview"] = preview_block(store, proposal, config.learning.domains or None)
+        doc["preview"] = preview_block(store, proposal, config.learning.domains or None, budget_for(config))
     else:
         doc.pop("rules_before")
         doc.pop("rules")
@@ -132,8 +134,9 @@ def show_proposal(store: Store, config: Config, prefix: str) -> dict:
     return proposal_document(store, find_proposal(store, prefix), config, full=True)
 
 
-def accept(store: Store, prefix: str) -> tuple[Proposal, str]:
-    proposal, oid = accept_proposal(store, prefix)
+def accept(store: Store, config: Config, prefix: str, only: Sequence[str] = ()) -> tuple[Proposal, str]:
+    """Accept a proposal, or with `only` just the changes to those rules."""
+    proposal, oid = accept_proposal(store, prefix, only=list(only) or None, budget=budget_for(config))
     return proposal, str(oid)
 
 
@@ -150,23 +153,33 @@ def retire(store: Store, config: Config, rule_id: str, reason: str) -> Proposal:
 
 
 def rules_view(store: Store, config: Config, domain: str | None = None) -> dict:
-    """The block prompts carry now, its ledger hash, and every rule with its tally."""
+    """The block prompts carry now, its ledger hash, every rule with its tally, and the
+    active learned rules the budget leaves out of prompts (a hand edit past it)."""
     domains = [check_domain(domain)] if domain else (list(config.learning.domains) or None)
-    force = rules_in_force(store, domains)
+    budget = budget_for(config)
+    force = rules_in_force(store, domains, budget=budget)
     tallies = rule_tallies(read_validations(store)[0])
+    left_out = {id(rule) for _, rule in force.dropped}
     sets = []
     for name, user, learned in force.sets:
         sets.append({
             "domain": name,
             "user": [r.to_dict() for r in user],
-            "learned": [{**r.to_dict(), "active": r.active(),
+            "learned": [{**r.to_dict(), "active": r.active(), "in_prompts": r.active() and id(r) not in left_out,
                          "tally": tallies[r.id].to_dict() if r.id in tallies else None} for r in learned],
         })
+    over = []
+    for name, _, learned in force.sets:
+        dropped = [rule for d, rule in force.dropped if d == name]
+        if dropped:
+            active, chars = learned_size(learned)
+            over.append({"domain": name, "active": active, "chars": chars, "max_rules": budget.max_rules,
+                         "max_chars": budget.max_chars, "dropped": [r.to_dict() for r in dropped]})
     return {"block": force.block, "hash": force.block_hash, "rule_ids": list(force.rule_ids),
-            "domains": sets, "problems": list(force.problems)}
+            "domains": sets, "problems": list(force.problems), "over_budget": over}
 
 
 def rules_block_for(store: Store, config: Config):
     """The engine's hook: a function giving the rules block at each dispatch."""
     domains = list(config.learning.domains) or None
-    return lambda: rules_in_force(store, domains).block
+    return lambda: rules_in_force(store, domains, budget=budget_for(config)).block

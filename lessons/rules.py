@@ -20,10 +20,9 @@ will read.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import tomllib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import pygit2
@@ -31,6 +30,7 @@ import tomli_w
 
 from lessons.errors import CorruptRecord, InvalidInput
 from lessons.ledger import fnv1a64
+from lessons.records import derived_id
 from lessons.redact import redact_value
 from lessons.store import Store
 
@@ -239,25 +239,55 @@ def render_rules_block(sets: Sequence[tuple[str, Sequence[Rule], Sequence[Rule]]
 
 @dataclass(frozen=True)
 class RulesInForce:
-    """What a prompt would carry now: the block, its ledger key, and the learned rules in it."""
+    """What a prompt would carry now: the block, its ledger key, and the learned rules in it.
+
+    `sets` hold every learned rule of each domain (for listings); `dropped` the active
+    learned rules left out of the block because the domain is over its budget.
+    """
 
     block: str
     block_hash: str
     rule_ids: tuple[str, ...]
     sets: tuple[tuple[str, tuple[Rule, ...], tuple[Rule, ...]], ...] = ()
     problems: tuple[str, ...] = field(default=())
+    dropped: tuple[tuple[str, Rule], ...] = ()
+
+
+def within_budget(learned: Sequence[Rule], budget: Budget) -> tuple[tuple[Rule, ...], tuple[Rule, ...]]:
+    """(what rides, the active rules that do not): active learned rules in the file's
+    order while they fit the budget's count and characters.
+
+    Learning never proposes past the budget, but a person can edit the file by hand;
+    the prompt still carries no more than the budget, and `rules` says what it left out.
+    """
+    riding: list[Rule] = []
+    dropped: list[Rule] = []
+    count = chars = 0
+    for rule in learned:
+        if not rule.active():
+            riding.append(rule)  # never rendered; kept so the set reads as the file does
+            continue
+        size = len(f"- {one_line(rule.text)}\n")
+        if count < budget.max_rules and chars + size <= budget.max_chars:
+            riding.append(rule)
+            count, chars = count + 1, chars + size
+        else:
+            dropped.append(rule)
+    return tuple(riding), tuple(dropped)
 
 
 def rules_in_force(store: Store, domains: Sequence[str] | None = None, *,
                    learned_override: Mapping[str, Sequence[Rule]] | None = None,
-                   commit: pygit2.Commit | None = None) -> RulesInForce:
+                   commit: pygit2.Commit | None = None, budget: Budget | None = None) -> RulesInForce:
     """The rules block of the store at `commit` (the tip by default).
 
     `domains` limits it to those domains (None or empty: every domain with a file).
     `learned_override` replaces a domain's learned rules: that is how a proposal's
     preview renders a candidate exactly as a run would see it after acceptance.
+    Each domain's learned rules are cut to `budget` (the default budget when None).
     An unreadable file costs that file's rules, never the run; it is reported.
     """
+    budget = budget or Budget()
     commit = commit if commit is not None else store.commit_at()
     override = dict(learned_override or {})
     wanted = list(domains) if domains else sorted(set(domains_in(store, commit)) | set(override))
@@ -276,27 +306,38 @@ def rules_in_force(store: Store, domains: Sequence[str] | None = None, *,
                 problems.append(str(problem))
                 kinds[kind] = ()
         sets.append((domain, kinds["user"], kinds["learned"]))
-    block = render_rules_block(sets)
-    ids = tuple(r.id for _, _, learned in sets for r in learned if r.active() and r.id)
-    return RulesInForce(block, fnv1a64(block), ids, tuple(sets), tuple(problems))
+    riding = [(domain, user, within_budget(learned, budget)) for domain, user, learned in sets]
+    block = render_rules_block([(domain, user, kept) for domain, user, (kept, _) in riding])
+    ids = tuple(r.id for _, _, (kept, _) in riding for r in kept if r.active() and r.id)
+    dropped = tuple((domain, rule) for domain, _, (_, left) in riding for rule in left)
+    return RulesInForce(block, fnv1a64(block), ids, tuple(sets), tuple(problems), dropped)
 
 
-def rules_block(store: Store, domains: Sequence[str] | None = None) -> str:
-    """The block a seat's prompt carries: user rules first, then active learned rules,
-    per domain; "" when there are none."""
-    return rules_in_force(store, domains).block
+def rules_block(store: Store, domains: Sequence[str] | None = None, budget: Budget | None = None) -> str:
+    """The block a seat's prompt carries: user rules first, then active learned rules
+    within the budget, per domain; "" when there are none."""
+    return rules_in_force(store, domains, budget=budget).block
 
 
 # ── lineage, retirement, budget ──────────────────────────────────────────────
 
 
-def mint_rule_id(now: str) -> str:
-    """`r-YYYYMMDD-<8 hex>`: readable in a diff, unique across machines."""
-    return f"r-{now[:10].replace('-', '')}-{os.urandom(4).hex()}"
+def mint_rule_id(now: str, rule: Rule, taken: Collection[str] = ()) -> str:
+    """`r-YYYYMMDD-<8 hex>`: readable in a diff, the day it entered the store and a digest
+    of what it is (its basis, else its text), so the same rule learned from the same
+    evidence gets the same id in any repository. A counter only when that id is taken."""
+    day = now[:10].replace("-", "")
+    for counter in range(10_000):
+        digest = derived_id("rule", rule.basis or one_line(rule.text), *([str(counter)] if counter else []))
+        rule_id = f"r-{day}-{digest[:8]}"
+        if rule_id not in taken:
+            return rule_id
+    msg = "no free rule id"
+    raise InvalidInput(msg)
 
 
 def finalize_rules(new_rules: Sequence[Rule], previous: Sequence[Rule], batch_sources: Sequence[str],
-                   now: str, mint: Callable[[str], str] = mint_rule_id) -> tuple[Rule, ...]:
+                   now: str, mint: Callable[[str, Rule, Collection[str]], str] = mint_rule_id) -> tuple[Rule, ...]:
     """Carry identity across a rewrite of the whole set.
 
     A new rule with the text (or, for counted rules, the basis) of a previous one
@@ -327,7 +368,8 @@ def finalize_rules(new_rules: Sequence[Rule], previous: Sequence[Rule], batch_so
             out.append(replace(rule, text=text, id=prev.id, created_at=prev.created_at,
                                sources=rule.sources or prev.sources))
         else:
-            out.append(replace(rule, text=text, id=mint(now), created_at=now,
+            taken = {r.id for r in (*previous, *out) if r.id}
+            out.append(replace(rule, text=text, id=mint(now, replace(rule, text=text), taken), created_at=now,
                                sources=rule.sources or tuple(batch_sources)))
     for prev in previous:
         if prev.retired_at is not None and id(prev) not in claimed:

@@ -39,7 +39,7 @@ NOW = "2026-11-30T00:00:00.000000Z"
 def minted(ids: list[str]):
     """A rule-id minter that hands out the given ids in order (lineage tests read them)."""
     queue = list(ids)
-    return lambda _now: queue.pop(0)
+    return lambda _now, _rule, _taken: queue.pop(0)
 
 
 def put_rules(store: Store, domain: str, kind: str, text: str) -> None:

@@ -67,7 +67,7 @@ def learn(
         if o.unusable:
             _warn(f"{o.domain}: {o.note}; nothing was proposed")
     if json_out:
-        emit_json([{"domain": o.domain, "note": o.note, "unusable": o.unusable,
+        emit_json([{"domain": o.domain, "note": o.note, "unusable": o.unusable, "waiting": o.waiting,
                     "proposal": redact_value(o.proposal.to_document()) if o.proposal else None} for o in outcomes])
         return
     out = console()
@@ -78,6 +78,8 @@ def learn(
             continue
         status = p.status if not p.gate else f"{p.status}: {p.gate}"
         out.print(f"{o.domain}: proposal {p.id} ({p.mode}, {status}) - {p.evidence}", markup=False)
+        if o.waiting:
+            out.print(f"  {o.waiting} more candidate rule(s) wait for room in the budget", markup=False)
         if p.status == "pending":
             out.print(f"  review: git failres proposals show {p.id}", markup=False)
 
@@ -143,17 +145,23 @@ def proposals_show(
 @proposals_app.command("accept")
 def proposals_accept(
     proposal_id: str = typer.Argument(..., metavar="ID", help="The proposal id (or a unique prefix)."),
+    only: list[str] = typer.Option(None, "--only", metavar="RULE",
+                                   help="Take only the change to this rule (an id `proposals show` lists); "
+                                        "repeat for more. The other changes are declined."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Make a pending proposal's rules the live learned rules (one store commit)."""
     from failres.learning import accept
 
     ctx = open_context()
-    proposal, commit = accept(ctx.store, proposal_id)
+    proposal, commit = accept(ctx.store, ctx.config, proposal_id, only or ())
     if json_out:
-        emit_json({"id": proposal.id, "domain": proposal.domain, "status": proposal.status, "commit": commit})
+        emit_json({"id": proposal.id, "domain": proposal.domain, "status": proposal.status, "commit": commit,
+                   "accepted_rules": list(proposal.accepted_rules) if proposal.accepted_rules is not None else None,
+                   "declined_rules": list(proposal.declined_rules)})
         return
-    console().print(f"accepted {proposal.id}: rules/{proposal.domain}.learned.toml updated in {commit[:12]}\n"
+    took = f" (only {', '.join(proposal.accepted_rules)})" if proposal.accepted_rules is not None else ""
+    console().print(f"accepted {proposal.id}{took}: rules/{proposal.domain}.learned.toml updated in {commit[:12]}\n"
                     f"undo: git failres undo {commit[:12]}", markup=False)
 
 
@@ -190,6 +198,11 @@ def rules(
     view = rules_view(ctx.store, ctx.config, domain)
     for problem in view["problems"]:
         _warn(f"unreadable rules file skipped: {problem}")
+    for over in view["over_budget"]:
+        dropped = ", ".join(r.get("id") or repr(r["text"][:40]) for r in over["dropped"])
+        _warn(f"{over['domain']}: {over['active']} active learned rules ({over['chars']} characters), more than the "
+              f"budget of {over['max_rules']} rules and {over['max_chars']} characters; prompts leave out "
+              f"{len(over['dropped'])}: {dropped}")
     if json_out:
         emit_json(view)
         return
@@ -205,12 +218,14 @@ def rules(
     from rich.table import Table
 
     table = Table(title="learned rules")
-    for column in ("domain", "id", "state", "seen", "committed", "quarantined", "text"):
+    for column in ("domain", "id", "state", "evidence", "seen", "committed", "quarantined", "text"):
         table.add_column(column, overflow="fold")
     for name, rule in learned:
         tally = rule["tally"] or {}
-        state = "active" if rule["active"] else ("retired" if rule.get("retired_at") else "disabled")
-        table.add_row(name, rule.get("id", ""), state, str(tally.get("observations", 0)),
+        state = "active" if rule["in_prompts"] else "over budget" if rule["active"] else (
+            "retired" if rule.get("retired_at") else "disabled")
+        table.add_row(name, rule.get("id", ""), state, str(rule.get("based_on_count") or ""),
+                      str(tally.get("observations", 0)),
                       str(tally.get("committed", 0)), str(tally.get("quarantined", 0)), rule["text"])
     out.print(table)
 

@@ -17,11 +17,11 @@ that content came in by a road this classification saw first.
 from __future__ import annotations
 
 import posixpath
-import re
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from lessons.learning.shell_text import ASSIGNMENT as _ASSIGNMENT
 from lessons.learning.shell_text import OPERATOR_CHARS, shell_items, shell_words, unwrap_shell
 
 
@@ -139,7 +139,6 @@ _LOCAL_GIT = frozenset(
     )
 )  # fmt: skip
 _DEVICES = frozenset(("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin"))
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _MAX_COMMAND_CHARS = 20_000
 DEFAULT_TRUSTED = TrustedCommands.of(DEFAULT_TRUSTED_COMMANDS)
 

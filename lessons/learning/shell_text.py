@@ -14,6 +14,7 @@ import shlex
 from dataclasses import dataclass, field
 
 OPERATOR_CHARS = frozenset(";&|()<>")
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _HEREDOC = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
 # What may follow `$` in a parameter expansion (`$(` is a substitution, read apart).
 _EXPANSION_STARTS = frozenset(
@@ -161,3 +162,42 @@ def shell_words(text: str) -> list[str] | None:
         return list(lexer)
     except ValueError:
         return None
+
+
+# Programs whose first argument names what they do (`git push`, `mix phx.server`):
+# the family of a command run through them is both words.
+_SUBCOMMAND_PROGRAMS = frozenset(
+    (
+        "git", "mix", "npm", "npx", "pnpm", "yarn", "bun", "deno", "cargo", "go", "docker", "kubectl",
+        "helm", "terraform", "gh", "bd", "pip", "pip3", "uv", "poetry", "bundle", "rails", "rake", "make",
+        "dotnet", "gradle", "mvn", "brew", "apt", "apt-get", "systemctl", "composer", "nix",
+    )
+)  # fmt: skip
+# Words that run the command after them, and builtins that only set the stage.
+_PREFIXES = frozenset(("sudo", "env", "time", "nohup", "exec", "command", "nice"))
+_STAGE = frozenset(("cd", "pushd", "popd", "export", "unset", "set", "source", ".", "true"))
+
+
+def command_family(command: str) -> str:
+    """What a command line does, in a word or two: `mix phx.server 2>&1 | head -80` is
+    `mix phx.server`, `cd web && npm install x` is `npm install`, `rm -rf dist` is `rm`.
+    "" when it cannot be read. Two refusals of one family are the same thing refused."""
+    texts = unwrap_shell(command)
+    words = shell_words(texts[0]) if texts else None
+    items = shell_items(words) if words is not None else None
+    for kind, simple in items or []:
+        if kind != "command":
+            continue
+        while simple and (simple[0] in _PREFIXES or ASSIGNMENT.match(simple[0])):
+            simple = simple[1:]
+        if not simple or simple[0] in _STAGE:
+            continue
+        program = simple[0].rsplit("/", 1)[-1]
+        rest = simple[1:]
+        if program in ("python", "python3") and rest[:1] == ["-m"] and len(rest) > 1:
+            return f"{program} -m {rest[1]}"
+        if program in _SUBCOMMAND_PROGRAMS:
+            sub = next((w for w in rest if not w.startswith("-")), "")
+            return f"{program} {sub}".strip()
+        return program
+    return ""
