@@ -61,12 +61,16 @@ def quarantine_task(run: TaskRun, failure: Failure) -> TaskOutcome:
     lesson = None
     decision_id = None
     try:
-        snapshot = take_snapshot(run, lesson_id) if failure.fail_class != "repeated-failure-stop" else None
-        lesson = make_lesson(slug=run.slug, task=run.task.id, fail_class=failure.fail_class, message=message,
-                             files=run.task.files, int_head=run.int_head, snapshot=snapshot,
-                             snapshotHoldsUserCode=snapshot is not None)
-        lesson["id"] = lesson_id
-        puts.append(lesson_put(lesson))
+        # A stop-loss stop refuses to repeat a failure that already has its lessons: it
+        # is an event, not one more lesson (seven stops of one hopeless task were
+        # seven identical lessons, counted and shown as seven outcomes).
+        if failure.fail_class != "repeated-failure-stop":
+            snapshot = take_snapshot(run, lesson_id)
+            lesson = make_lesson(slug=run.slug, task=run.task.id, fail_class=failure.fail_class, message=message,
+                                 files=run.task.files, int_head=run.int_head, snapshot=snapshot,
+                                 snapshotHoldsUserCode=snapshot is not None)
+            lesson["id"] = lesson_id
+            puts.append(lesson_put(lesson))
     except Exception:  # the quarantine must complete whatever happened to its lesson
         log.exception("failres: writing the lesson of %s/%s failed", run.slug, run.task.id)
         lesson = None
