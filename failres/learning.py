@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +23,9 @@ from lessons.learning.locality import TrustedCommands
 from lessons.learning.learner import LearnOutcome
 from lessons.learning.learner import learn as learn_rules
 from lessons.learning.reflector import ReflectOutcome, reflect_sources, sources_from_sessions
+from lessons.capacity import reclaim_full_stores
 from lessons.ledger import read_validations, rule_tallies
+from lessons.policy import Policy
 from lessons.proposals import (
     Proposal,
     accept_proposal,
@@ -36,6 +38,7 @@ from lessons.proposals import (
     rules_diff,
 )
 from lessons.providers import Provider, provider_from_config
+from lessons.records import now_ts
 from lessons.rules import Budget, check_domain, learned_size, rules_in_force
 from lessons.store import Store
 
@@ -77,8 +80,18 @@ class ReflectReport:
     notes: list[str] = field(default_factory=list)
 
 
+def reclaim_after_write(store: Store, policy: Policy | None, names: Sequence[str]) -> None:
+    """Every write path settles the stores it grew (a no-op below their maximum).
+
+    `policy` is None for callers that bound the stores themselves.
+    """
+    if policy is not None:
+        reclaim_full_stores(store, policy, names=names)
+
+
 def reflect(store: Store, repo, config: Config, top: Path, paths: Sequence[Path], *, edits: bool = True,
-            environ: Mapping[str, str] = os.environ) -> ReflectReport:
+            environ: Mapping[str, str] = os.environ, policy: Policy | None = None,
+            clock: Callable[[], str] = now_ts) -> ReflectReport:
     """Mine transcripts (and landed edits) not mined before and record their reflections."""
     notes: list[str] = []
     if paths:
@@ -97,15 +110,19 @@ def reflect(store: Store, repo, config: Config, top: Path, paths: Sequence[Path]
         found, edit_notes = edit_sources(repo, store)
         sources.extend(found)
         notes.extend(edit_notes)
-    outcome = reflect_sources(store, sources, provider_for(config, top))
+    outcome = reflect_sources(store, sources, provider_for(config, top), clock=clock)
+    reclaim_after_write(store, policy, ("reflections",))
     return ReflectReport(outcome, [str(p) for p in chosen], notes)
 
 
-def learn(store: Store, config: Config, top: Path, domain: str | None) -> list[LearnOutcome]:
+def learn(store: Store, config: Config, top: Path, domain: str | None, *, policy: Policy | None = None,
+          clock: Callable[[], str] = now_ts) -> list[LearnOutcome]:
     """One learning pass: proposals for the domain given, or for every domain with new evidence."""
     domains = [check_domain(domain)] if domain else None
-    return learn_rules(store, domains, provider_for(config, top), budget_for(config),
-                       outcomes=resolved_outcomes(store))
+    outcomes = learn_rules(store, domains, provider_for(config, top), budget_for(config),
+                           outcomes=resolved_outcomes(store), clock=clock)
+    reclaim_after_write(store, policy, ("proposals",))
+    return outcomes
 
 
 # ── proposals ────────────────────────────────────────────────────────────────
@@ -124,29 +141,48 @@ def proposal_document(store: Store, proposal: Proposal, config: Config, *, full:
     return doc
 
 
-def list_proposals(store: Store, config: Config, status: str | None = None) -> tuple[list[dict], list[str]]:
+@dataclass
+class ProposalListing:
+    """Proposals oldest first, the newest `limit` of them, and how many older ones are not shown."""
+
+    documents: list[dict]
+    problems: list[str]
+    hidden: int = 0
+
+
+def list_proposals(store: Store, config: Config, status: str | None = None,
+                   limit: int | None = None) -> ProposalListing:
     found, problems = read_proposals(store)
-    docs = [proposal_document(store, p, config, full=False) for p in found if status in (None, p.status)]
-    return docs, problems
+    chosen = [p for p in found if status in (None, p.status)]
+    hidden = max(len(chosen) - limit, 0) if limit is not None else 0
+    docs = [proposal_document(store, p, config, full=False) for p in chosen[hidden:]]
+    return ProposalListing(docs, problems, hidden)
 
 
 def show_proposal(store: Store, config: Config, prefix: str) -> dict:
     return proposal_document(store, find_proposal(store, prefix), config, full=True)
 
 
-def accept(store: Store, config: Config, prefix: str, only: Sequence[str] = ()) -> tuple[Proposal, str]:
+def accept(store: Store, config: Config, prefix: str, only: Sequence[str] = (), *, policy: Policy | None = None,
+           clock: Callable[[], str] = now_ts) -> tuple[Proposal, str]:
     """Accept a proposal, or with `only` just the changes to those rules."""
-    proposal, oid = accept_proposal(store, prefix, only=list(only) or None, budget=budget_for(config))
+    proposal, oid = accept_proposal(store, prefix, only=list(only) or None, budget=budget_for(config), clock=clock)
+    reclaim_after_write(store, policy, ("proposals",))
     return proposal, str(oid)
 
 
-def reject(store: Store, prefix: str, reason: str) -> tuple[Proposal, str]:
-    proposal, oid = reject_proposal(store, prefix, reason)
+def reject(store: Store, prefix: str, reason: str, *, policy: Policy | None = None,
+           clock: Callable[[], str] = now_ts) -> tuple[Proposal, str]:
+    proposal, oid = reject_proposal(store, prefix, reason, clock=clock)
+    reclaim_after_write(store, policy, ("proposals",))
     return proposal, str(oid)
 
 
-def retire(store: Store, config: Config, rule_id: str, reason: str) -> Proposal:
-    return propose_retirement(store, rule_id, reason, budget_for(config))
+def retire(store: Store, config: Config, rule_id: str, reason: str, *, policy: Policy | None = None,
+           clock: Callable[[], str] = now_ts) -> Proposal:
+    proposal = propose_retirement(store, rule_id, reason, budget_for(config), clock=clock)
+    reclaim_after_write(store, policy, ("proposals",))
+    return proposal
 
 
 # ── the rules in force ───────────────────────────────────────────────────────

@@ -179,6 +179,19 @@ def read_proposals(store: Store) -> tuple[list[Proposal], list[str]]:
     return found, problems
 
 
+def archived_proposals(store: Store) -> list[Proposal]:
+    """Proposals reclaim moved to the archive: decided ones, whose refusals still count."""
+    from lessons.archive import read_archived
+
+    found = []
+    for doc in read_archived(store, COLLECTION).records:
+        try:
+            found.append(proposal_from_record(doc))
+        except InvalidInput:
+            continue  # unreadable evidence of a refusal: the worst it costs is one proposal again
+    return found
+
+
 def find_proposal(store: Store, prefix: str, commit: pygit2.Commit | None = None) -> Proposal:
     """One proposal by id or unique prefix (at least 4 hex digits); InvalidInput otherwise."""
     pid = resolve_id(store, COLLECTION, prefix)

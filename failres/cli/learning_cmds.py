@@ -8,6 +8,7 @@ import typer
 
 from failres.cli import app
 from failres.cli.common import console, emit_json, open_context
+from failres.cli.policy_cmds import current_policy
 from lessons.redact import redact_value
 
 proposals_app = typer.Typer(help="Rule proposals: review, accept or reject what learning proposes.",
@@ -34,7 +35,8 @@ def reflect(
     from failres.learning import reflect as run_reflect
 
     ctx = open_context()
-    report = run_reflect(ctx.store, ctx.repo, ctx.config, ctx.top, paths or [], edits=edits)
+    policy = current_policy(ctx)  # a bad policy is refused before anything is written
+    report = run_reflect(ctx.store, ctx.repo, ctx.config, ctx.top, paths or [], edits=edits, policy=policy)
     outcome = report.outcome
     for note in [*report.notes, *outcome.problems, *outcome.unusable]:
         _warn(note)
@@ -62,7 +64,7 @@ def learn(
     from failres.learning import learn as run_learn
 
     ctx = open_context()
-    outcomes = run_learn(ctx.store, ctx.config, ctx.top, domain)
+    outcomes = run_learn(ctx.store, ctx.config, ctx.top, domain, policy=current_policy(ctx))
     for o in outcomes:
         if o.unusable:
             _warn(f"{o.domain}: {o.note}; nothing was proposed")
@@ -87,15 +89,20 @@ def learn(
 @proposals_app.command("list")
 def proposals_list(
     status: str = typer.Option(None, "--status", help="Only pending, accepted, rejected or rejected_by_gate."),
+    limit: int = typer.Option(None, "--limit", min=1, help="At most this many, the newest (default: policy "
+                                                           "list_limit)."),
     json_out: bool = typer.Option(False, "--json", help="Print a JSON array, oldest first."),
 ) -> None:
-    """Every proposal, oldest first."""
+    """Proposals, oldest first: the newest ones, up to the policy's list_limit."""
     from failres.learning import list_proposals
 
     ctx = open_context()
-    docs, problems = list_proposals(ctx.store, ctx.config, status)
-    for problem in problems:
+    listing = list_proposals(ctx.store, ctx.config, status, limit or current_policy(ctx).list_limit)
+    docs = listing.documents
+    for problem in listing.problems:
         _warn(f"skipped unreadable proposal {problem}")
+    if listing.hidden:
+        _warn(f"{listing.hidden} older proposal(s) not shown (--limit)")
     if json_out:
         emit_json(docs)
         return
@@ -154,7 +161,7 @@ def proposals_accept(
     from failres.learning import accept
 
     ctx = open_context()
-    proposal, commit = accept(ctx.store, ctx.config, proposal_id, only or ())
+    proposal, commit = accept(ctx.store, ctx.config, proposal_id, only or (), policy=current_policy(ctx))
     if json_out:
         emit_json({"id": proposal.id, "domain": proposal.domain, "status": proposal.status, "commit": commit,
                    "accepted_rules": list(proposal.accepted_rules) if proposal.accepted_rules is not None else None,
@@ -175,7 +182,7 @@ def proposals_reject(
     from failres.learning import reject
 
     ctx = open_context()
-    proposal, commit = reject(ctx.store, proposal_id, reason)
+    proposal, commit = reject(ctx.store, proposal_id, reason, policy=current_policy(ctx))
     if json_out:
         emit_json({"id": proposal.id, "domain": proposal.domain, "status": proposal.status,
                    "reason": proposal.reason, "commit": commit})
@@ -240,7 +247,7 @@ def rules_retire(
     from failres.learning import retire
 
     ctx = open_context()
-    proposal = retire(ctx.store, ctx.config, rule_id, reason)
+    proposal = retire(ctx.store, ctx.config, rule_id, reason, policy=current_policy(ctx))
     if json_out:
         emit_json(redact_value(proposal.to_document()))
         return

@@ -42,7 +42,15 @@ from lessons.learning.reflector import DATA_NOTICE, extract_json_object, fence
 from lessons.learning.store_io import BEHAVIOR, CODE, Reflection, read_reflections, unprocessed_learnable
 from lessons.lesson import read_lessons
 from lessons.proposals import COLLECTION as PROPOSALS
-from lessons.proposals import Proposal, declined_keys, make_proposal, read_proposals, rules_diff, write_proposal
+from lessons.proposals import (
+    Proposal,
+    archived_proposals,
+    declined_keys,
+    make_proposal,
+    read_proposals,
+    rules_diff,
+    write_proposal,
+)
 from lessons.providers import Provider
 from lessons.records import now_ts, read_record
 from lessons.rules import Budget, Rule, finalize_rules, learned_size, load_rules, one_line
@@ -188,7 +196,8 @@ def learn_domain(store: Store, domain: str, provider: Provider | None, budget: B
     reflections_all, _ = read_reflections(store, tip)
     fresh = unprocessed_learnable(reflections_all, domain)
     proposals = [p for p in read_proposals(store)[0] if p.domain == domain]
-    declined = declined_keys(proposals)
+    # A refusal outlives its proposal's move to the archive.
+    declined = declined_keys([*proposals, *(p for p in archived_proposals(store) if p.domain == domain)])
     counted: tuple[Rule, ...] = ()
     if domain == LESSONS_DOMAIN:
         if outcomes is None:
