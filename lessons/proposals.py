@@ -39,6 +39,7 @@ from lessons.records import (
     record_put,
     resolve_id,
 )
+from lessons.rule_lineage import retire_rule
 from lessons.rules import (
     Budget,
     Rule,
@@ -47,7 +48,6 @@ from lessons.rules import (
     domains_in,
     learned_size,
     load_rules,
-    retire_rule,
     rule_from_dict,
     rules_in_force,
     rules_path,

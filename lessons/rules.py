@@ -8,13 +8,16 @@ edits them, and `git diff` shows a rule change as a line change)::
 
 A rule outlives the pass that wrote it, so it carries its lineage: a stable `id`
 (what the validation ledger keys on), `sources` (the reflections or lessons it was
-argued from) and `created_at`, all kept when a later pass restates the same text.
-A rule measured harmful is retired, never deleted: a retired rule stays in the
-file as evidence, is never rendered, and no later pass can resurrect it.
+argued from) and `created_at`, all kept when a later pass restates the same text
+(see `lessons.rule_lineage`). A rule measured harmful is retired, never deleted: a
+retired rule stays in the file as evidence, is never rendered, and no later pass
+can resurrect it.
 
 The rendered block is one function (`render_rules_block`) used both by prompts and
 by a proposal's preview, so what a reviewer accepts is byte for byte what a seat
-will read.
+will read. It carries at most the budget's worth of learned rules per domain, in
+the file's order: learning never proposes past it, and a hand edit past it is cut
+(and reported) rather than carried.
 """
 
 from __future__ import annotations
@@ -22,15 +25,14 @@ from __future__ import annotations
 import logging
 import re
 import tomllib
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import pygit2
 import tomli_w
 
 from lessons.errors import CorruptRecord, InvalidInput
 from lessons.ledger import fnv1a64
-from lessons.records import derived_id
 from lessons.redact import redact_value
 from lessons.store import Store
 
@@ -319,78 +321,7 @@ def rules_block(store: Store, domains: Sequence[str] | None = None, budget: Budg
     return rules_in_force(store, domains, budget=budget).block
 
 
-# ── lineage, retirement, budget ──────────────────────────────────────────────
-
-
-def mint_rule_id(now: str, rule: Rule, taken: Collection[str] = ()) -> str:
-    """`r-YYYYMMDD-<8 hex>`: readable in a diff, the day it entered the store and a digest
-    of what it is (its basis, else its text), so the same rule learned from the same
-    evidence gets the same id in any repository. A counter only when that id is taken."""
-    day = now[:10].replace("-", "")
-    for counter in range(10_000):
-        digest = derived_id("rule", rule.basis or one_line(rule.text), *([str(counter)] if counter else []))
-        rule_id = f"r-{day}-{digest[:8]}"
-        if rule_id not in taken:
-            return rule_id
-    msg = "no free rule id"
-    raise InvalidInput(msg)
-
-
-def finalize_rules(new_rules: Sequence[Rule], previous: Sequence[Rule], batch_sources: Sequence[str],
-                   now: str, mint: Callable[[str, Rule, Collection[str]], str] = mint_rule_id) -> tuple[Rule, ...]:
-    """Carry identity across a rewrite of the whole set.
-
-    A new rule with the text (or, for counted rules, the basis) of a previous one
-    is that rule restated: it keeps its id, created_at and -- unless the pass named
-    its own -- its sources. Any other rule is new: a fresh id, now, and the batch's
-    sources. A retired rule is never rewritten and never resurrected: restating it
-    yields it unchanged, still retired, and leaving it out carries it over as it
-    is, so no pass can erase what retirement recorded.
-    """
-    by_text = {p.text: p for p in previous}
-    by_basis = {p.basis: p for p in previous if p.basis}
-    out: list[Rule] = []
-    claimed: set[int] = set()  # a previous rule is restated at most once: ids stay unique
-    for rule in new_rules:
-        text = one_line(rule.text)
-        if not text or any(r.text == text for r in out):
-            continue
-        prev = by_text.get(text) or (by_basis.get(rule.basis) if rule.basis else None)
-        if prev is not None and id(prev) in claimed:
-            if prev.retired_at is not None:
-                continue  # the retired rule is already in the result, unchanged
-            prev = None  # a second restatement of one rule is a rule of its own
-        if prev is not None:
-            claimed.add(id(prev))
-        if prev is not None and prev.retired_at is not None:
-            out.append(prev)
-        elif prev is not None and prev.id:
-            out.append(replace(rule, text=text, id=prev.id, created_at=prev.created_at,
-                               sources=rule.sources or prev.sources))
-        else:
-            taken = {r.id for r in (*previous, *out) if r.id}
-            out.append(replace(rule, text=text, id=mint(now, replace(rule, text=text), taken), created_at=now,
-                               sources=rule.sources or tuple(batch_sources)))
-    for prev in previous:
-        if prev.retired_at is not None and id(prev) not in claimed:
-            out.append(prev)
-    return tuple(out)
-
-
-def retire_rule(rules: Sequence[Rule], rule_id: str, reason: str, now: str) -> tuple[Rule, ...]:
-    """The set with one rule retired (kept, never rendered). InvalidInput if no such active rule."""
-    if not reason.strip():
-        msg = "retiring a rule needs a reason"
-        raise InvalidInput(msg)
-    matches = [r for r in rules if r.id == rule_id]
-    if not matches:
-        msg = f"no learned rule with id {rule_id}"
-        raise InvalidInput(msg)
-    if matches[0].retired_at is not None:
-        msg = f"rule {rule_id} is already retired ({matches[0].retired_reason})"
-        raise InvalidInput(msg)
-    return tuple(replace(r, retired_at=now, retired_reason=one_line(reason)) if r.id == rule_id else r
-                 for r in rules)
+# ── the budget ───────────────────────────────────────────────────────────────
 
 
 @dataclass(frozen=True)

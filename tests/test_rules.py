@@ -15,17 +15,16 @@ from lessons.ledger import (
     record_outcome,
     rule_tallies,
 )
+from lessons.rule_lineage import finalize_rules, retire_rule
 from lessons.rules import (
     Budget,
     Rule,
     budget_problem,
     domain_section,
     domains_in,
-    finalize_rules,
     load_rules,
     parse_rules,
     render_rules_block,
-    retire_rule,
     rules_block,
     rules_in_force,
     rules_path,

@@ -53,7 +53,8 @@ from lessons.proposals import (
 )
 from lessons.providers import Provider
 from lessons.records import now_ts, read_record
-from lessons.rules import Budget, Rule, finalize_rules, learned_size, load_rules, one_line
+from lessons.rule_lineage import finalize_rules
+from lessons.rules import Budget, Rule, learned_size, load_rules, one_line
 from lessons.store import Store
 
 log = logging.getLogger(__name__)
