@@ -316,3 +316,12 @@ def test_real_reads_of_the_tree_after_a_cd_into_assets_stay_inside(real: Path) -
     # Only the two reads of a result Claude Code spilled to a file remain outside, and
     # that is exact: the call that produced it ran `npx vitest`, which may download.
     assert len(tree_reads) == 2
+
+
+def test_real_sessions_without_a_model_learn_to_ask_before_the_refused_server(real: Path, repo: Path, cli) -> None:
+    # The one instructive moment of these sessions: a person refused a blocking
+    # `mix phx.server 2>&1 | head -80` without a word. Its command family is the rule.
+    assert cli(repo, "reflect", str(real), "--no-edits").code == 0
+    (outcome,) = json.loads(cli(repo, "learn", "--json").out)
+    assert [r["text"] for r in outcome["proposal"]["rules"]] == [
+        "Ask before running `mix phx.server`: a person refused it."]
