@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from failres.config_kinds import Duration, Integer, Text, TextList
 from failres.config_schema import Invalid, KeyPath, Section, read_table, setting
+from lessons.learning.locality import DEFAULT_TRUSTED_COMMANDS, TrustedCommands
 from lessons.policy import PolicyProblem
 from lessons.policy import check_value as check_policy_value
 from lessons.policy import default_of as policy_default
@@ -91,6 +92,14 @@ def _rules_domain_problem(domain: str) -> str | None:
     return None
 
 
+def _trusted_command_problem(command: str) -> str | None:
+    try:
+        TrustedCommands.of([command])
+    except ValueError as problem:
+        return str(problem)
+    return None
+
+
 def _model_url_problem(url: str) -> str | None:
     if url and not re.match(r"https?://[^/\s]+", url):
         return f'must be an http:// or https:// URL, got "{url}"'
@@ -109,6 +118,10 @@ class LearningConfig:
     api_key_env: str = setting("", kind=Text(check=_env_name_problem))
     timeout: float = setting(300.0, kind=Duration())
     transcripts: tuple[str, ...] = setting((), kind=TextList())
+    # The repository's own tools, whose output keeps a session learnable (see
+    # lessons.learning.locality); the list replaces the default, so it can also shrink it.
+    trusted_commands: tuple[str, ...] = setting(DEFAULT_TRUSTED_COMMANDS,
+                                                kind=TextList(check=_trusted_command_problem))
     domains: tuple[str, ...] = setting((), kind=TextList(check=_rules_domain_problem))
     max_rules: int = setting(15, kind=Integer(minimum=1, maximum=100))
     max_chars: int = setting(1600, kind=Integer(minimum=100, maximum=100_000))

@@ -24,18 +24,19 @@ def attach_knowledge(engine: Engine) -> None:
     from lessons.facts import facts_block
     from lessons.ledger import record_outcome
     from lessons.policy import reaches_archive
-    from lessons.rules import rules_in_force
+    from lessons.rules import Budget, rules_in_force
 
     policy = effective_policy_of(engine.config, os.environ).policy
     store = engine.store
     domains = list(engine.config.learning.domains) or None
+    budget = Budget(max_rules=engine.config.learning.max_rules, max_chars=engine.config.learning.max_chars)
     engine.advisory = advisory_for(engine, limit=policy.lessons_per_prompt,
                                    include_archived=reaches_archive(policy, "retrieval"))
     shown: dict[str, RulesInForce] = {}
 
     def rules_block() -> str:
         try:
-            rules = rules_in_force(store, domains)
+            rules = rules_in_force(store, domains, budget=budget)
         except Exception:
             log.exception("failres: reading the rules failed; prompts go without them")
             return ""

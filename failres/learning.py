@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from failres.config import Config
 from failres.errors import UsageError
 from failres.landed_edits import edit_sources
+from failres.outcome_evidence import resolved_outcomes
 from lessons.learning.interventions import mine
+from lessons.learning.locality import TrustedCommands
 from lessons.learning.learner import LearnOutcome
 from lessons.learning.learner import learn as learn_rules
 from lessons.learning.reflector import ReflectOutcome, reflect_sources, sources_from_sessions
+from lessons.capacity import reclaim_full_stores
 from lessons.ledger import read_validations, rule_tallies
+from lessons.policy import Policy
 from lessons.proposals import (
     Proposal,
     accept_proposal,
@@ -34,7 +38,8 @@ from lessons.proposals import (
     rules_diff,
 )
 from lessons.providers import Provider, provider_from_config
-from lessons.rules import Budget, check_domain, rules_in_force
+from lessons.records import now_ts
+from lessons.rules import Budget, check_domain, learned_size, rules_in_force
 from lessons.store import Store
 
 
@@ -75,8 +80,18 @@ class ReflectReport:
     notes: list[str] = field(default_factory=list)
 
 
+def reclaim_after_write(store: Store, policy: Policy | None, names: Sequence[str]) -> None:
+    """Every write path settles the stores it grew (a no-op below their maximum).
+
+    `policy` is None for callers that bound the stores themselves.
+    """
+    if policy is not None:
+        reclaim_full_stores(store, policy, names=names)
+
+
 def reflect(store: Store, repo, config: Config, top: Path, paths: Sequence[Path], *, edits: bool = True,
-            environ: Mapping[str, str] = os.environ) -> ReflectReport:
+            environ: Mapping[str, str] = os.environ, policy: Policy | None = None,
+            clock: Callable[[], str] = now_ts) -> ReflectReport:
     """Mine transcripts (and landed edits) not mined before and record their reflections."""
     notes: list[str] = []
     if paths:
@@ -89,19 +104,25 @@ def reflect(store: Store, repo, config: Config, top: Path, paths: Sequence[Path]
         chosen, note = default_transcript_paths(config, top, environ)
         if note:
             notes.append(note)
-    sources = sources_from_sessions(mine(chosen)) if chosen else []
+    trusted = TrustedCommands.of(config.learning.trusted_commands)
+    sources = sources_from_sessions(mine(chosen, trusted=trusted)) if chosen else []
     if edits:
         found, edit_notes = edit_sources(repo, store)
         sources.extend(found)
         notes.extend(edit_notes)
-    outcome = reflect_sources(store, sources, provider_for(config, top))
+    outcome = reflect_sources(store, sources, provider_for(config, top), clock=clock)
+    reclaim_after_write(store, policy, ("reflections",))
     return ReflectReport(outcome, [str(p) for p in chosen], notes)
 
 
-def learn(store: Store, config: Config, top: Path, domain: str | None) -> list[LearnOutcome]:
+def learn(store: Store, config: Config, top: Path, domain: str | None, *, policy: Policy | None = None,
+          clock: Callable[[], str] = now_ts) -> list[LearnOutcome]:
     """One learning pass: proposals for the domain given, or for every domain with new evidence."""
     domains = [check_domain(domain)] if domain else None
-    return learn_rules(store, domains, provider_for(config, top), budget_for(config))
+    outcomes = learn_rules(store, domains, provider_for(config, top), budget_for(config),
+                           outcomes=resolved_outcomes(store), clock=clock)
+    reclaim_after_write(store, policy, ("proposals",))
+    return outcomes
 
 
 # ── proposals ────────────────────────────────────────────────────────────────
@@ -113,58 +134,88 @@ def proposal_document(store: Store, proposal: Proposal, config: Config, *, full:
     doc["stale"] = proposal.status == "pending" and is_stale(store, proposal)
     doc["changes"] = rules_diff(proposal.rules_before, proposal.rules)
     if full:
-        doc["preview"] = preview_block(store, proposal, config.learning.domains or None)
+        doc["preview"] = preview_block(store, proposal, config.learning.domains or None, budget_for(config))
     else:
         doc.pop("rules_before")
         doc.pop("rules")
     return doc
 
 
-def list_proposals(store: Store, config: Config, status: str | None = None) -> tuple[list[dict], list[str]]:
+@dataclass
+class ProposalListing:
+    """Proposals oldest first, the newest `limit` of them, and how many older ones are not shown."""
+
+    documents: list[dict]
+    problems: list[str]
+    hidden: int = 0
+
+
+def list_proposals(store: Store, config: Config, status: str | None = None,
+                   limit: int | None = None) -> ProposalListing:
     found, problems = read_proposals(store)
-    docs = [proposal_document(store, p, config, full=False) for p in found if status in (None, p.status)]
-    return docs, problems
+    chosen = [p for p in found if status in (None, p.status)]
+    hidden = max(len(chosen) - limit, 0) if limit is not None else 0
+    docs = [proposal_document(store, p, config, full=False) for p in chosen[hidden:]]
+    return ProposalListing(docs, problems, hidden)
 
 
 def show_proposal(store: Store, config: Config, prefix: str) -> dict:
     return proposal_document(store, find_proposal(store, prefix), config, full=True)
 
 
-def accept(store: Store, prefix: str) -> tuple[Proposal, str]:
-    proposal, oid = accept_proposal(store, prefix)
+def accept(store: Store, config: Config, prefix: str, only: Sequence[str] = (), *, policy: Policy | None = None,
+           clock: Callable[[], str] = now_ts) -> tuple[Proposal, str]:
+    """Accept a proposal, or with `only` just the changes to those rules."""
+    proposal, oid = accept_proposal(store, prefix, only=list(only) or None, budget=budget_for(config), clock=clock)
+    reclaim_after_write(store, policy, ("proposals",))
     return proposal, str(oid)
 
 
-def reject(store: Store, prefix: str, reason: str) -> tuple[Proposal, str]:
-    proposal, oid = reject_proposal(store, prefix, reason)
+def reject(store: Store, prefix: str, reason: str, *, policy: Policy | None = None,
+           clock: Callable[[], str] = now_ts) -> tuple[Proposal, str]:
+    proposal, oid = reject_proposal(store, prefix, reason, clock=clock)
+    reclaim_after_write(store, policy, ("proposals",))
     return proposal, str(oid)
 
 
-def retire(store: Store, config: Config, rule_id: str, reason: str) -> Proposal:
-    return propose_retirement(store, rule_id, reason, budget_for(config))
+def retire(store: Store, config: Config, rule_id: str, reason: str, *, policy: Policy | None = None,
+           clock: Callable[[], str] = now_ts) -> Proposal:
+    proposal = propose_retirement(store, rule_id, reason, budget_for(config), clock=clock)
+    reclaim_after_write(store, policy, ("proposals",))
+    return proposal
 
 
 # ── the rules in force ───────────────────────────────────────────────────────
 
 
 def rules_view(store: Store, config: Config, domain: str | None = None) -> dict:
-    """The block prompts carry now, its ledger hash, and every rule with its tally."""
+    """The block prompts carry now, its ledger hash, every rule with its tally, and the
+    active learned rules the budget leaves out of prompts (a hand edit past it)."""
     domains = [check_domain(domain)] if domain else (list(config.learning.domains) or None)
-    force = rules_in_force(store, domains)
+    budget = budget_for(config)
+    force = rules_in_force(store, domains, budget=budget)
     tallies = rule_tallies(read_validations(store)[0])
+    left_out = {id(rule) for _, rule in force.dropped}
     sets = []
     for name, user, learned in force.sets:
         sets.append({
             "domain": name,
             "user": [r.to_dict() for r in user],
-            "learned": [{**r.to_dict(), "active": r.active(),
+            "learned": [{**r.to_dict(), "active": r.active(), "in_prompts": r.active() and id(r) not in left_out,
                          "tally": tallies[r.id].to_dict() if r.id in tallies else None} for r in learned],
         })
+    over = []
+    for name, _, learned in force.sets:
+        dropped = [rule for d, rule in force.dropped if d == name]
+        if dropped:
+            active, chars = learned_size(learned)
+            over.append({"domain": name, "active": active, "chars": chars, "max_rules": budget.max_rules,
+                         "max_chars": budget.max_chars, "dropped": [r.to_dict() for r in dropped]})
     return {"block": force.block, "hash": force.block_hash, "rule_ids": list(force.rule_ids),
-            "domains": sets, "problems": list(force.problems)}
+            "domains": sets, "problems": list(force.problems), "over_budget": over}
 
 
 def rules_block_for(store: Store, config: Config):
     """The engine's hook: a function giving the rules block at each dispatch."""
     domains = list(config.learning.domains) or None
-    return lambda: rules_in_force(store, domains).block
+    return lambda: rules_in_force(store, domains, budget=budget_for(config)).block

@@ -34,6 +34,16 @@ moves on every machine.
 
 A record whose file cannot be parsed ranks below every readable one: it is moved
 first, intact, out of the way of readers.
+
+Pins — never archived while a live command needs them, even when that leaves a store
+above its target (the rankings live in `lessons.retention`):
+
+- journal: per task, the newest `task-started` (the task as it ran), the newest
+  `task-committed`, `quarantined` and `landed` (its state), and until a landing
+  stamps its lessons, the events since its last quarantine that `resolved_by` is
+  read from;
+- proposals: pending ones (a person may still accept them);
+- reflections: those a pending proposal cites.
 """
 
 from __future__ import annotations
@@ -59,103 +69,54 @@ from lessons.archive import (
 )
 from lessons.archive import restore as restore_collection
 from lessons.errors import InvalidInput
-from lessons.policy import Policy, age_days, decayed_confidence, is_consolidation_candidate
+from lessons.policy import Policy
+from lessons.retention import (
+    RankContext,
+    Retention,
+    cited_reflection_pins,
+    fact_retention,
+    journal_anchors,
+    journal_pins,
+    journal_retention,
+    lessons_retention,
+    newest_retention,
+    pending_proposal_pins,
+    proposal_retention,
+)
 from lessons.records import iter_record_files
 from lessons.store import Change, Store
 
 log = logging.getLogger("lessons.capacity")
 
-Retention = Callable[[Mapping[str, object], "RankContext"], tuple]
-
-
-@dataclass(frozen=True)
-class RankContext:
-    """What a ranking may depend on besides the record: the policy and the moment."""
-
-    policy: Policy
-    now: datetime
-
-
-def _ts(record: Mapping[str, object]) -> str:
-    return str(record.get("ts", ""))
-
-
-def lessons_retention(record: Mapping[str, object], ctx: RankContext) -> tuple:
-    resolved = bool(record.get("resolved_by"))
-    fresh = age_days(record.get("ts"), ctx.now) <= ctx.policy.stale_days
-    tier = 1 if resolved else (2 if fresh else 0)
-    return (tier, _ts(record))
-
-
-def _event_order(record: Mapping[str, object]) -> tuple[str, int]:
-    seq = record.get("seq", 0)
-    return (_ts(record), seq if isinstance(seq, int) and not isinstance(seq, bool) else 0)
-
-
-def journal_retention(record: Mapping[str, object], ctx: RankContext) -> tuple:
-    return _event_order(record)
-
-
-def fact_retention(record: Mapping[str, object], ctx: RankContext) -> tuple:
-    confirmed = record.get("last_confirmed") or record.get("valid_from") or record.get("ts")
-    days = age_days(confirmed, ctx.now)
-    raw = record.get("confidence", 0.0)
-    confidence = float(raw) if isinstance(raw, (int, float)) and not isinstance(raw, bool) else 0.0
-    current = record.get("valid_until") is None
-    candidate = is_consolidation_candidate(confidence, days, ctx.policy)
-    tier = (2 if not candidate else 1) if current else 0
-    # Rounded so that float noise can never outrank the id tie-break.
-    return (tier, round(decayed_confidence(confidence, days, ctx.policy.decay_rate), 9), str(confirmed or ""))
-
-
-QUARANTINES_KEPT_PER_TASK = 3
-
-
-def journal_anchors(records: Mapping[str, Mapping[str, object] | None]) -> frozenset[str]:
-    """The events a task's state is read from: per task, the newest of each type (three quarantines)."""
-    groups: dict[tuple[str, str], list[tuple[tuple, str]]] = {}
-    for rec_id, record in records.items():
-        if record is not None:
-            place = (str(record.get("task", "")), str(record.get("type", "")))
-            groups.setdefault(place, []).append((_event_order(record), rec_id))
-    anchors: set[str] = set()
-    for (_, event_type), events in groups.items():
-        kept = QUARANTINES_KEPT_PER_TASK if event_type == "quarantined" else 1
-        events.sort(key=lambda item: item[1])  # equal stamps keep the smaller id first, as `rank` does
-        events.sort(key=lambda item: item[0], reverse=True)
-        anchors.update(rec_id for _, rec_id in events[:kept])
-    return frozenset(anchors)
-
-
-def proposal_retention(record: Mapping[str, object], ctx: RankContext) -> tuple:
-    return (record.get("status") == "pending", _ts(record))
-
-
-def newest_retention(record: Mapping[str, object], ctx: RankContext) -> tuple:
-    return (_ts(record),)
-
-
 Anchors = Callable[[Mapping[str, Mapping[str, object] | None]], frozenset[str]]
+Pins = Callable[[Store, "pygit2.Commit | None", Mapping[str, Mapping[str, object] | None]], frozenset[str]]
+
+
+def _pure_pins(pins: Anchors) -> Pins:
+    return lambda _store, _commit, records: pins(records)
 
 
 @dataclass(frozen=True)
 class StoreKind:
     """A store the capacity manager bounds: its collection, whether each scope counts alone,
-    how its records rank, and which records rank before all others (`anchors`)."""
+    how its records rank, which records rank before all others (`anchors`) and which are
+    never archived while a live command still needs them (`pins`): a full store of pinned
+    records settles above its target rather than break a command."""
 
     name: str
     per_scope: bool
     retention: Retention
     anchors: Anchors | None = None
+    pins: Pins | None = None
 
 
 STORES: Mapping[str, StoreKind] = {
     kind.name: kind
     for kind in (
         StoreKind("lessons", False, lessons_retention),
-        StoreKind("reflections", False, newest_retention),
-        StoreKind("journal", True, journal_retention, journal_anchors),
-        StoreKind("proposals", False, proposal_retention),
+        StoreKind("reflections", False, newest_retention, pins=cited_reflection_pins),
+        StoreKind("journal", True, journal_retention, journal_anchors, _pure_pins(journal_pins)),
+        StoreKind("proposals", False, proposal_retention, pins=pending_proposal_pins),
         StoreKind("facts", False, fact_retention),
     )
 }
@@ -183,14 +144,14 @@ def keep_count(count: int, maximum: int, headroom: float, enabled: bool) -> int 
 
 
 def rank(records: Mapping[str, Mapping[str, object] | None], retention: Retention, ctx: RankContext,
-         anchors: frozenset[str] = frozenset()) -> list[str]:
-    """Record ids, best kept first: anchors, then by retention, ties by id ascending.
-    `None` stands for a record that could not be read; it ranks last."""
+         anchors: frozenset[str] = frozenset(), pins: frozenset[str] = frozenset()) -> list[str]:
+    """Record ids, best kept first: pins, then anchors, then by retention, ties by id
+    ascending. `None` stands for a record that could not be read; it ranks last."""
     by_id = sorted(records)
 
     def key(rec_id: str) -> tuple:
         record = records[rec_id]
-        return (0,) if record is None else (1, rec_id in anchors, *retention(record, ctx))
+        return (0,) if record is None else (1, rec_id in pins, rec_id in anchors, *retention(record, ctx))
 
     # sorted() is stable even with reverse=True, so equal keys keep the ascending id order.
     return sorted(by_id, key=key, reverse=True)
@@ -266,8 +227,9 @@ def plan_reclaim(store: Store, part: Partition, policy: Policy, now: datetime,
     files = record_files(store, part.prefix, commit)
     records = read_grouped(store, files)
     anchors = part.kind.anchors(records) if part.kind.anchors is not None else frozenset()
-    ranked = rank(records, part.kind.retention, RankContext(policy, now), anchors)
-    evicted = tuple(sorted(ranked[keep:]))
+    pins = part.kind.pins(store, commit, records) if part.kind.pins is not None else frozenset()
+    ranked = rank(records, part.kind.retention, RankContext(policy, now), anchors, pins)
+    evicted = tuple(sorted(rec_id for rec_id in ranked[keep:] if rec_id not in pins))
     moves = [Move(path, archive_path(path)) for rec_id in evicted for path, _, _ in sorted(files[rec_id])]
     # Amendments written after their record was archived (a late stamp) join it there.
     for rec_id in sorted(set(files) - set(records)):

@@ -41,7 +41,16 @@ from lessons.policy import (
     is_consolidation_candidate,
     reaches_archive,
 )
-from lessons.records import Put, amendment_put, change_of, make_amendment, new_id, read_collection, record_put
+from lessons.records import (
+    Put,
+    amendment_put,
+    change_of,
+    content_id,
+    make_amendment,
+    read_collection,
+    read_record,
+    record_put,
+)
 from lessons.redact import redact
 from lessons.store import Change, Store
 
@@ -305,12 +314,16 @@ def set_fact(store: Store, category: str, key: str, value: str, *, policy: Polic
         raise InvalidInput(msg)
     now = now or datetime.now(UTC)
     ts = format_ts(now)
-    version_id = new_id()
 
     def plan_at(tip) -> tuple[FactWrite, Change]:
         # Decided on the tip the commit lands on, so two people setting the same fact at
         # once both land: the later one supersedes the earlier.
         current = current_versions(read_facts(store, tip), category, clean_key)
+        # Derived from what is stated and when, so the same story writes the same
+        # version in any repository; a counter only if that very version exists.
+        version_id = content_id("fact", {"category": category, "key": clean_key, "value": clean_value,
+                                         "confidence": float(confidence), "source": clean_source, "ts": ts},
+                                taken=lambda rec_id: read_record(store, COLLECTION, rec_id, commit=tip) is not None)
         write = plan_fact_set(current, category=category, key=clean_key, value=clean_value,
                               confidence=float(confidence), source=clean_source or DEFAULT_SOURCE,
                               policy=policy, ts=ts, version_id=version_id)

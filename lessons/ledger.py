@@ -13,14 +13,14 @@ every record in the store.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pygit2
 
 from lessons.errors import InvalidInput
-from lessons.records import Put, change_of, new_id, now_ts, read_collection, record_put
-from lessons.store import Store
+from lessons.records import Put, change_of, content_id, now_ts, read_collection, record_path, record_put
+from lessons.store import Change, Store
 
 COLLECTION = "validations"
 # What a run or a probe can measure. `committed`/`quarantined` come from the task
@@ -49,8 +49,13 @@ EMPTY_BLOCK_HASH = fnv1a64("")
 
 
 def make_validation(block_hash: str, rule_ids: Sequence[str], outcome: str, *,
-                    attributed_rule_id: str | None = None, ts: str | None = None, **context: object) -> dict:
-    """One measured outcome. `context` says what was measured (slug, task, domain, model...)."""
+                    attributed_rule_id: str | None = None, ts: str | None = None,
+                    taken: Callable[[str], bool] | None = None, **context: object) -> dict:
+    """One measured outcome. `context` says what was measured (slug, task, domain, model...).
+
+    Its id is derived from what it measured; `taken` (ids in use) lets two equal
+    measurements of one instant both be kept, told apart by a counter.
+    """
     if outcome not in OUTCOMES:
         msg = f"unknown validation outcome {outcome!r} (one of {', '.join(OUTCOMES)})"
         raise InvalidInput(msg)
@@ -58,10 +63,10 @@ def make_validation(block_hash: str, rule_ids: Sequence[str], outcome: str, *,
         msg = f"a rules hash is 16 lowercase hex digits, not {block_hash!r}"
         raise InvalidInput(msg)
     stamp = ts or now_ts()
-    doc = {"id": new_id(), "ts": stamp, "created_at": stamp, "rules_hash": block_hash,
-           "rule_ids": list(rule_ids), "outcome": outcome, "attributed_rule_id": attributed_rule_id}
+    doc = {"ts": stamp, "created_at": stamp, "rules_hash": block_hash, "rule_ids": list(rule_ids),
+           "outcome": outcome, "attributed_rule_id": attributed_rule_id}
     doc.update(context)
-    return doc
+    return {"id": content_id("validation", doc, taken), **doc}
 
 
 def validation_put(doc: Mapping[str, object]) -> Put:
@@ -78,12 +83,21 @@ def record_outcome(store: Store, block_hash: str, rule_ids: Sequence[str], outco
     """
     if block_hash == EMPTY_BLOCK_HASH and not rule_ids:
         return None
-    doc = make_validation(block_hash, rule_ids, outcome, **context)
+    make_validation(block_hash, rule_ids, outcome, **context)  # refuses a malformed outcome before any write
+    stamp = str(context.pop("ts", "") or now_ts())
+
+    def change(tip: pygit2.Commit | None) -> Change:
+        def taken(rec_id: str) -> bool:
+            return store.read_bytes(record_path(COLLECTION, rec_id, block_hash), tip) is not None
+
+        return change_of([validation_put(make_validation(block_hash, rule_ids, outcome, ts=stamp, taken=taken,
+                                                         **context))])
+
     where = ""
     if context.get("slug") and context.get("task"):
         where = f" for {context['slug']}/{context['task']}"
     message = f"failres: validation {outcome}{where} under rules {block_hash}"
-    return store.commit(change_of([validation_put(doc)]), message)
+    return store.commit(change, message)
 
 
 def read_validations(store: Store, block_hash: str | None = None) -> tuple[list[dict], list[str]]:

@@ -20,24 +20,26 @@ edit, like every later fact in the store.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import pygit2
 
 from lessons.errors import InvalidInput
+from lessons.learning.candidates import changed_rules, evidence_key
 from lessons.learning.store_io import processed_put
 from lessons.records import (
     amendment_put,
     change_of,
+    content_id,
     make_amendment,
-    new_id,
     now_ts,
     read_collection,
     read_record,
     record_put,
     resolve_id,
 )
+from lessons.rule_lineage import retire_rule
 from lessons.rules import (
     Budget,
     Rule,
@@ -46,7 +48,6 @@ from lessons.rules import (
     domains_in,
     learned_size,
     load_rules,
-    retire_rule,
     rule_from_dict,
     rules_in_force,
     rules_path,
@@ -77,15 +78,26 @@ class Proposal:
     gate: str | None = None
     resolved_at: str | None = None
     reason: str | None = None
+    # The learning pool it was computed from (see `lessons.learning.candidates.pool_key`).
+    pool: str | None = None
+    # Candidate rules that did not fit the budget and wait for room.
+    waiting: int = 0
+    # A partial acceptance: the rules a person took, and the changes they declined.
+    accepted_rules: tuple[str, ...] | None = None
+    declined_rules: tuple[str, ...] = ()
 
     def to_document(self) -> dict:
-        return {
+        doc = {
             "id": self.id, "ts": self.created_at, "created_at": self.created_at, "domain": self.domain,
             "status": self.status, "mode": self.mode,
             "rules_before": [r.to_dict() for r in self.rules_before], "rules": [r.to_dict() for r in self.rules],
             "reflection_ids": list(self.reflection_ids), "lesson_ids": list(self.lesson_ids),
             "evidence": self.evidence, "gate": self.gate, "resolved_at": self.resolved_at, "reason": self.reason,
+            "pool": self.pool, "waiting": self.waiting,
         }
+        if self.accepted_rules is not None:
+            doc.update(accepted_rules=list(self.accepted_rules), declined_rules=list(self.declined_rules))
+        return doc
 
 
 def proposal_from_record(doc: Mapping[str, object]) -> Proposal:
@@ -108,6 +120,8 @@ def proposal_from_record(doc: Mapping[str, object]) -> Proposal:
         value = doc.get(key)
         return value if isinstance(value, str) else None
 
+    waiting = doc.get("waiting")
+
     return Proposal(
         # An unrecognised status is kept as it is: only "pending" can ever be accepted.
         id=pid, domain=str(doc.get("domain", "")), status=str(doc.get("status", "")),
@@ -115,22 +129,32 @@ def proposal_from_record(doc: Mapping[str, object]) -> Proposal:
         reflection_ids=strings("reflection_ids"), lesson_ids=strings("lesson_ids"),
         evidence=str(doc.get("evidence", "")), created_at=str(doc.get("created_at") or doc.get("ts") or ""),
         gate=optional("gate"), resolved_at=optional("resolved_at"), reason=optional("reason"),
+        pool=optional("pool"), waiting=waiting if isinstance(waiting, int) and not isinstance(waiting, bool) else 0,
+        accepted_rules=strings("accepted_rules") if isinstance(doc.get("accepted_rules"), list) else None,
+        declined_rules=strings("declined_rules"),
     )
 
 
 def make_proposal(domain: str, rules_before: Sequence[Rule], rules: Sequence[Rule], *, mode: str,
                   budget: Budget, reflection_ids: Sequence[str] = (), lesson_ids: Sequence[str] = (),
-                  evidence: str = "", created_at: str | None = None) -> Proposal:
-    """A new proposal, its status decided by the budget gate (pure)."""
+                  evidence: str = "", created_at: str | None = None, pool: str | None = None, waiting: int = 0,
+                  taken: Callable[[str], bool] | None = None) -> Proposal:
+    """A new proposal, its status decided by the budget gate (pure).
+
+    Its id is derived from its content (`taken` tells which ids are in use), so the
+    same evidence gives the same proposal in any repository.
+    """
     if mode not in MODES:
         msg = f"unknown proposal mode {mode!r}"
         raise InvalidInput(msg)
     refused = budget_problem(rules_before, rules, budget)
-    return Proposal(
-        id=new_id(), domain=check_domain(domain), status="rejected_by_gate" if refused else "pending",
+    proposal = Proposal(
+        id="", domain=check_domain(domain), status="rejected_by_gate" if refused else "pending",
         mode=mode, rules_before=tuple(rules_before), rules=tuple(rules), reflection_ids=tuple(reflection_ids),
         lesson_ids=tuple(lesson_ids), evidence=evidence, created_at=created_at or now_ts(), gate=refused,
+        pool=pool, waiting=waiting,
     )
+    return replace(proposal, id=content_id("proposal", proposal.to_document(), taken))
 
 
 def write_proposal(store: Store, proposal: Proposal) -> pygit2.Oid | None:
@@ -155,6 +179,19 @@ def read_proposals(store: Store) -> tuple[list[Proposal], list[str]]:
     return found, problems
 
 
+def archived_proposals(store: Store) -> list[Proposal]:
+    """Proposals reclaim moved to the archive: decided ones, whose refusals still count."""
+    from lessons.archive import read_archived
+
+    found = []
+    for doc in read_archived(store, COLLECTION).records:
+        try:
+            found.append(proposal_from_record(doc))
+        except InvalidInput:
+            continue  # unreadable evidence of a refusal: the worst it costs is one proposal again
+    return found
+
+
 def find_proposal(store: Store, prefix: str, commit: pygit2.Commit | None = None) -> Proposal:
     """One proposal by id or unique prefix (at least 4 hex digits); InvalidInput otherwise."""
     pid = resolve_id(store, COLLECTION, prefix)
@@ -170,31 +207,81 @@ def is_stale(store: Store, proposal: Proposal, commit: pygit2.Commit | None = No
     return load_rules(store, proposal.domain, "learned", commit) != proposal.rules_before
 
 
-def preview_block(store: Store, proposal: Proposal, domains: Sequence[str] | None = None) -> str:
+def preview_block(store: Store, proposal: Proposal, domains: Sequence[str] | None = None,
+                  budget: Budget | None = None) -> str:
     """The rules block a seat would read once this proposal is accepted (same render as prompts)."""
-    return rules_in_force(store, domains, learned_override={proposal.domain: proposal.rules}).block
+    return rules_in_force(store, domains, learned_override={proposal.domain: proposal.rules}, budget=budget).block
 
 
 def rules_diff(before: Sequence[Rule], after: Sequence[Rule]) -> list[str]:
-    """What a proposal changes, one line per rule: `+` added, `-` dropped, `~` retired."""
-    old = {r.id or r.text: r for r in before}
-    new = {r.id or r.text: r for r in after}
+    """What a proposal changes, one line per rule, named by id (what `accept --only`
+    takes): `+` added, `-` dropped, `~` retired; a rewritten rule is `-` then `+`.
+    A rule that only gathered more evidence changes nothing a seat reads: no line."""
+    old = {_key(r): r for r in before}
+    new = {_key(r): r for r in after}
     lines = []
     for key, rule in new.items():
         prev = old.get(key)
         if prev is None:
-            lines.append(f"+ {rule.text}")
+            lines.append(f"+ {key}: {rule.text}{_evidence_note(rule)}")
         elif rule.retired_at and not prev.retired_at:
-            lines.append(f"~ {rule.text} (retired: {rule.retired_reason})")
-        elif prev.text != rule.text:
-            lines += [f"- {prev.text}", f"+ {rule.text}"]
-    lines += [f"- {rule.text}" for key, rule in old.items() if key not in new]
+            lines.append(f"~ {key}: {rule.text} (retired: {rule.retired_reason})")
+        elif prev.text != rule.text or prev.active() != rule.active():
+            lines += [f"- {key}: {prev.text}", f"+ {key}: {rule.text}{_evidence_note(rule)}"]
+    lines += [f"- {key}: {rule.text}" for key, rule in old.items() if key not in new]
     return lines
 
 
+def _evidence_note(rule: Rule) -> str:
+    return f" (evidence: {rule.based_on_count})" if rule.based_on_count else ""
+
+
+def declined_keys(proposals: Iterable[Proposal]) -> frozenset[str]:
+    """The evidence people declined: every change of a rejected proposal, and the changes
+    left out of a partial acceptance. Proposed again only once that evidence changes."""
+    keys: set[str] = set()
+    for proposal in proposals:
+        changed = changed_rules(proposal.rules_before, proposal.rules)
+        if proposal.status == "rejected":
+            keys.update(evidence_key(r) for r in changed)
+        elif proposal.status == "accepted" and proposal.declined_rules:
+            keys.update(evidence_key(r) for r in changed if r.id in proposal.declined_rules)
+    return frozenset(keys)
+
+
+def partial_rules(proposal: Proposal, only: Sequence[str]) -> tuple[tuple[Rule, ...], tuple[str, ...]]:
+    """The rule set a person gets by taking only the changes to rules `only` (by id),
+    and the ids of the changes they leave out. InvalidInput naming a rule the proposal
+    does not change."""
+    before = {_key(r): r for r in proposal.rules_before}
+    after = {_key(r): r for r in proposal.rules}
+    changes = [key for key in dict.fromkeys([*after, *before]) if before.get(key) != after.get(key)]
+    unknown = [key for key in only if key not in changes]
+    if unknown:
+        msg = f"proposal {proposal.id} does not change a rule {unknown[0]}"
+        listed = ", ".join(changes) or "none"
+        raise InvalidInput(msg, hint=f"the rules it changes: {listed} (git failres proposals show {proposal.id})")
+    taken = set(only)
+    result: list[Rule] = []
+    for key, rule in after.items():
+        if key in taken or key not in changes:
+            result.append(rule)
+        elif key in before:
+            result.append(before[key])  # its change declined: the live version stays
+    # A rule the proposal drops stays unless its removal was taken.
+    result += [rule for key, rule in before.items() if key not in after and key not in taken]
+    return tuple(result), tuple(key for key in changes if key not in taken)
+
+
+def _key(rule: Rule) -> str:
+    """How a proposal names a rule: its id, or its text for a hand-written rule without one."""
+    return rule.id or rule.text
+
+
 def _resolution(store: Store, pid: str, sets: Mapping[str, object], message: str,
-                check: Callable[[Proposal, pygit2.Commit | None], Change]) -> tuple[Proposal, pygit2.Oid]:
-    stamp = now_ts()
+                check: Callable[[Proposal, pygit2.Commit | None], Change],
+                clock: Callable[[], str] = now_ts) -> tuple[Proposal, pygit2.Oid]:
+    stamp = clock()
 
     def change(tip: pygit2.Commit | None) -> Change:
         proposal = find_proposal(store, pid, tip)
@@ -218,22 +305,40 @@ def _resolution(store: Store, pid: str, sets: Mapping[str, object], message: str
     return find_proposal(store, pid), oid
 
 
-def accept_proposal(store: Store, prefix: str) -> tuple[Proposal, pygit2.Oid]:
+def accept_proposal(store: Store, prefix: str, *, only: Sequence[str] | None = None, budget: Budget | None = None,
+                    clock: Callable[[], str] = now_ts) -> tuple[Proposal, pygit2.Oid]:
     """Write the candidate as the live learned rules and mark the proposal accepted,
-    in one commit. Refuses (InvalidInput) when the live rules moved since the proposal."""
+    in one commit. Refuses (InvalidInput) when the live rules moved since the proposal.
 
-    def check(proposal: Proposal, tip: pygit2.Commit | None) -> Change:
-        if is_stale(store, proposal, tip):
-            msg = f"the live learned rules of {proposal.domain} changed since proposal {proposal.id} was made"
-            raise InvalidInput(msg, hint="run `git failres learn` again to propose against the current rules")
-        return Change({rules_path(proposal.domain, "learned"): rules_toml(proposal.rules, proposal.domain)})
-
+    With `only`, a person takes the changes to those rules (by id) and declines the
+    rest: the live rules get just those, checked against the budget again, and the
+    declined changes are not proposed again until their evidence changes.
+    """
     proposal = find_proposal(store, prefix)
-    return _resolution(store, proposal.id, {"status": "accepted"},
-                       f"failres: accept proposal {proposal.id} ({proposal.domain} rules)", check)
+    rules, declined = (proposal.rules, ()) if only is None else partial_rules(proposal, only)
+    if only is not None:
+        refused = budget_problem(proposal.rules_before, rules, budget or Budget())
+        if refused:
+            msg = f"taking only {', '.join(only)} from proposal {proposal.id} would leave {refused}"
+            raise InvalidInput(msg, hint="take fewer rules, or retire one first (git failres rules retire RULE_ID)")
+
+    def check(current: Proposal, tip: pygit2.Commit | None) -> Change:
+        if is_stale(store, current, tip):
+            msg = f"the live learned rules of {current.domain} changed since proposal {current.id} was made"
+            raise InvalidInput(msg, hint="run `git failres learn` again to propose against the current rules")
+        return Change({rules_path(current.domain, "learned"): rules_toml(rules, current.domain)})
+
+    sets: dict[str, object] = {"status": "accepted"}
+    how = ""
+    if only is not None:
+        sets.update(accepted_rules=list(dict.fromkeys(only)), declined_rules=list(declined))
+        how = f", only {', '.join(dict.fromkeys(only))}"
+    return _resolution(store, proposal.id, sets,
+                       f"failres: accept proposal {proposal.id} ({proposal.domain} rules{how})", check, clock)
 
 
-def reject_proposal(store: Store, prefix: str, reason: str) -> tuple[Proposal, pygit2.Oid]:
+def reject_proposal(store: Store, prefix: str, reason: str, *,
+                    clock: Callable[[], str] = now_ts) -> tuple[Proposal, pygit2.Oid]:
     """Mark a pending proposal rejected, recording why. Live rules are untouched."""
     reason = " ".join(reason.split())
     if not reason:
@@ -242,18 +347,20 @@ def reject_proposal(store: Store, prefix: str, reason: str) -> tuple[Proposal, p
     proposal = find_proposal(store, prefix)
     return _resolution(store, proposal.id, {"status": "rejected", "reason": reason},
                        f"failres: reject proposal {proposal.id} ({proposal.domain} rules)",
-                       lambda _p, _t: Change())
+                       lambda _p, _t: Change(), clock)
 
 
-def propose_retirement(store: Store, rule_id: str, reason: str, budget: Budget) -> Proposal:
+def propose_retirement(store: Store, rule_id: str, reason: str, budget: Budget, *,
+                       clock: Callable[[], str] = now_ts) -> Proposal:
     """A person's request to retire one learned rule, as a proposal like any other."""
-    stamp = now_ts()
+    stamp = clock()
     for domain in domains_in(store):
         live = load_rules(store, domain, "learned")
         if any(r.id == rule_id for r in live):
             proposal = make_proposal(domain, live, retire_rule(live, rule_id, reason, stamp), mode="retire",
                                      budget=budget, evidence=f"a person asked to retire {rule_id}: {reason}",
-                                     created_at=stamp)
+                                     created_at=stamp,
+                                     taken=lambda pid: read_record(store, COLLECTION, pid) is not None)
             write_proposal(store, proposal)
             return proposal
     msg = f"no learned rule with id {rule_id}"

@@ -17,10 +17,11 @@ can forget it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -42,9 +43,27 @@ def new_id() -> str:
 
 def derived_id(*parts: str) -> str:
     """A deterministic id: writing the same fact twice lands on the same path (idempotence)."""
-    import hashlib
-
     return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=8).hexdigest()
+
+
+MAX_ID_COUNTER = 10_000
+
+
+def content_id(kind: str, document: Mapping[str, object], taken: Callable[[str], bool] | None = None) -> str:
+    """An id derived from a record's content (everything but its id), so the same
+    inputs give the same record in any repository.
+
+    When two records of the same content must both exist (two equal measurements in
+    one instant), `taken` says which ids are in use and a counter tells them apart.
+    """
+    body = json.dumps({k: v for k, v in document.items() if k != "id"}, sort_keys=True, ensure_ascii=False,
+                      default=str)
+    for counter in range(MAX_ID_COUNTER):
+        rec_id = derived_id(kind, body, *([str(counter)] if counter else []))
+        if taken is None or not taken(rec_id):
+            return rec_id
+    msg = f"no free {kind} id after {MAX_ID_COUNTER} tries"
+    raise InvalidInput(msg)
 
 
 def now_ts() -> str:
@@ -118,10 +137,11 @@ def make_amendment(target_id: str, sets: Mapping[str, object], *, first_wins: bo
     """A later fact about a record. `first_wins` amendments never override an earlier one
     (a lesson's `resolved_by`: the first landing is what resolved it, whichever replica
     saw it first)."""
-    doc = {"id": amend_id or new_id(), "ts": ts or now_ts(), "target": target_id, "set": dict(sets),
-           "fold": "first" if first_wins else "last"}
+    doc = {"ts": ts or now_ts(), "target": target_id, "set": dict(sets), "fold": "first" if first_wins else "last"}
     doc.update(extra)
-    return doc
+    # Derived from what it says: the same fact written twice is one file, and the same
+    # story in two repositories writes the same amendments.
+    return {"id": amend_id or content_id("amendment", doc), **doc}
 
 
 def fold(record: Mapping[str, object], amendments: Iterable[Mapping[str, object]]) -> dict:

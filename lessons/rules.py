@@ -8,23 +8,25 @@ edits them, and `git diff` shows a rule change as a line change)::
 
 A rule outlives the pass that wrote it, so it carries its lineage: a stable `id`
 (what the validation ledger keys on), `sources` (the reflections or lessons it was
-argued from) and `created_at`, all kept when a later pass restates the same text.
-A rule measured harmful is retired, never deleted: a retired rule stays in the
-file as evidence, is never rendered, and no later pass can resurrect it.
+argued from) and `created_at`, all kept when a later pass restates the same text
+(see `lessons.rule_lineage`). A rule measured harmful is retired, never deleted: a
+retired rule stays in the file as evidence, is never rendered, and no later pass
+can resurrect it.
 
 The rendered block is one function (`render_rules_block`) used both by prompts and
 by a proposal's preview, so what a reviewer accepts is byte for byte what a seat
-will read.
+will read. It carries at most the budget's worth of learned rules per domain, in
+the file's order: learning never proposes past it, and a hand edit past it is cut
+(and reported) rather than carried.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import re
 import tomllib
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import pygit2
 import tomli_w
@@ -239,25 +241,55 @@ def render_rules_block(sets: Sequence[tuple[str, Sequence[Rule], Sequence[Rule]]
 
 @dataclass(frozen=True)
 class RulesInForce:
-    """What a prompt would carry now: the block, its ledger key, and the learned rules in it."""
+    """What a prompt would carry now: the block, its ledger key, and the learned rules in it.
+
+    `sets` hold every learned rule of each domain (for listings); `dropped` the active
+    learned rules left out of the block because the domain is over its budget.
+    """
 
     block: str
     block_hash: str
     rule_ids: tuple[str, ...]
     sets: tuple[tuple[str, tuple[Rule, ...], tuple[Rule, ...]], ...] = ()
     problems: tuple[str, ...] = field(default=())
+    dropped: tuple[tuple[str, Rule], ...] = ()
+
+
+def within_budget(learned: Sequence[Rule], budget: Budget) -> tuple[tuple[Rule, ...], tuple[Rule, ...]]:
+    """(what rides, the active rules that do not): active learned rules in the file's
+    order while they fit the budget's count and characters.
+
+    Learning never proposes past the budget, but a person can edit the file by hand;
+    the prompt still carries no more than the budget, and `rules` says what it left out.
+    """
+    riding: list[Rule] = []
+    dropped: list[Rule] = []
+    count = chars = 0
+    for rule in learned:
+        if not rule.active():
+            riding.append(rule)  # never rendered; kept so the set reads as the file does
+            continue
+        size = len(f"- {one_line(rule.text)}\n")
+        if count < budget.max_rules and chars + size <= budget.max_chars:
+            riding.append(rule)
+            count, chars = count + 1, chars + size
+        else:
+            dropped.append(rule)
+    return tuple(riding), tuple(dropped)
 
 
 def rules_in_force(store: Store, domains: Sequence[str] | None = None, *,
                    learned_override: Mapping[str, Sequence[Rule]] | None = None,
-                   commit: pygit2.Commit | None = None) -> RulesInForce:
+                   commit: pygit2.Commit | None = None, budget: Budget | None = None) -> RulesInForce:
     """The rules block of the store at `commit` (the tip by default).
 
     `domains` limits it to those domains (None or empty: every domain with a file).
     `learned_override` replaces a domain's learned rules: that is how a proposal's
     preview renders a candidate exactly as a run would see it after acceptance.
+    Each domain's learned rules are cut to `budget` (the default budget when None).
     An unreadable file costs that file's rules, never the run; it is reported.
     """
+    budget = budget or Budget()
     commit = commit if commit is not None else store.commit_at()
     override = dict(learned_override or {})
     wanted = list(domains) if domains else sorted(set(domains_in(store, commit)) | set(override))
@@ -276,79 +308,20 @@ def rules_in_force(store: Store, domains: Sequence[str] | None = None, *,
                 problems.append(str(problem))
                 kinds[kind] = ()
         sets.append((domain, kinds["user"], kinds["learned"]))
-    block = render_rules_block(sets)
-    ids = tuple(r.id for _, _, learned in sets for r in learned if r.active() and r.id)
-    return RulesInForce(block, fnv1a64(block), ids, tuple(sets), tuple(problems))
+    riding = [(domain, user, within_budget(learned, budget)) for domain, user, learned in sets]
+    block = render_rules_block([(domain, user, kept) for domain, user, (kept, _) in riding])
+    ids = tuple(r.id for _, _, (kept, _) in riding for r in kept if r.active() and r.id)
+    dropped = tuple((domain, rule) for domain, _, (_, left) in riding for rule in left)
+    return RulesInForce(block, fnv1a64(block), ids, tuple(sets), tuple(problems), dropped)
 
 
-def rules_block(store: Store, domains: Sequence[str] | None = None) -> str:
-    """The block a seat's prompt carries: user rules first, then active learned rules,
-    per domain; "" when there are none."""
-    return rules_in_force(store, domains).block
+def rules_block(store: Store, domains: Sequence[str] | None = None, budget: Budget | None = None) -> str:
+    """The block a seat's prompt carries: user rules first, then active learned rules
+    within the budget, per domain; "" when there are none."""
+    return rules_in_force(store, domains, budget=budget).block
 
 
-# ── lineage, retirement, budget ──────────────────────────────────────────────
-
-
-def mint_rule_id(now: str) -> str:
-    """`r-YYYYMMDD-<8 hex>`: readable in a diff, unique across machines."""
-    return f"r-{now[:10].replace('-', '')}-{os.urandom(4).hex()}"
-
-
-def finalize_rules(new_rules: Sequence[Rule], previous: Sequence[Rule], batch_sources: Sequence[str],
-                   now: str, mint: Callable[[str], str] = mint_rule_id) -> tuple[Rule, ...]:
-    """Carry identity across a rewrite of the whole set.
-
-    A new rule with the text (or, for counted rules, the basis) of a previous one
-    is that rule restated: it keeps its id, created_at and -- unless the pass named
-    its own -- its sources. Any other rule is new: a fresh id, now, and the batch's
-    sources. A retired rule is never rewritten and never resurrected: restating it
-    yields it unchanged, still retired, and leaving it out carries it over as it
-    is, so no pass can erase what retirement recorded.
-    """
-    by_text = {p.text: p for p in previous}
-    by_basis = {p.basis: p for p in previous if p.basis}
-    out: list[Rule] = []
-    claimed: set[int] = set()  # a previous rule is restated at most once: ids stay unique
-    for rule in new_rules:
-        text = one_line(rule.text)
-        if not text or any(r.text == text for r in out):
-            continue
-        prev = by_text.get(text) or (by_basis.get(rule.basis) if rule.basis else None)
-        if prev is not None and id(prev) in claimed:
-            if prev.retired_at is not None:
-                continue  # the retired rule is already in the result, unchanged
-            prev = None  # a second restatement of one rule is a rule of its own
-        if prev is not None:
-            claimed.add(id(prev))
-        if prev is not None and prev.retired_at is not None:
-            out.append(prev)
-        elif prev is not None and prev.id:
-            out.append(replace(rule, text=text, id=prev.id, created_at=prev.created_at,
-                               sources=rule.sources or prev.sources))
-        else:
-            out.append(replace(rule, text=text, id=mint(now), created_at=now,
-                               sources=rule.sources or tuple(batch_sources)))
-    for prev in previous:
-        if prev.retired_at is not None and id(prev) not in claimed:
-            out.append(prev)
-    return tuple(out)
-
-
-def retire_rule(rules: Sequence[Rule], rule_id: str, reason: str, now: str) -> tuple[Rule, ...]:
-    """The set with one rule retired (kept, never rendered). InvalidInput if no such active rule."""
-    if not reason.strip():
-        msg = "retiring a rule needs a reason"
-        raise InvalidInput(msg)
-    matches = [r for r in rules if r.id == rule_id]
-    if not matches:
-        msg = f"no learned rule with id {rule_id}"
-        raise InvalidInput(msg)
-    if matches[0].retired_at is not None:
-        msg = f"rule {rule_id} is already retired ({matches[0].retired_reason})"
-        raise InvalidInput(msg)
-    return tuple(replace(r, retired_at=now, retired_reason=one_line(reason)) if r.id == rule_id else r
-                 for r in rules)
+# ── the budget ───────────────────────────────────────────────────────────────
 
 
 @dataclass(frozen=True)

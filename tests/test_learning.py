@@ -18,7 +18,9 @@ from conftest import git
 from failres.journal import event_put, make_event, sequence
 from failres.learning import claude_code_project_dir
 from lessons.learning.interventions import edit_intervention
-from lessons.learning.learner import counted_rules, parse_learner_reply, words_rules
+from lessons.learning.candidates import words_candidates
+from lessons.learning.learner import parse_learner_reply
+from lessons.learning.outcomes import outcome_from_lesson, outcome_rules
 from lessons.learning.provenance import Origin
 from lessons.learning.reflector import extract_json_object, fence, parse_reflector_reply, reflector_prompt
 from lessons.learning.store_io import (
@@ -44,8 +46,10 @@ REFUSAL = (
     "edit, the new_string was NOT written to the file). To tell you how to proceed, the user said:\n"
     f"{DENIAL_REASON}\n\nNote: The user's next message may contain a correction."
 )
-COUNTED = ("When gate-not-green-after-fixer failures in package src were resolved, it was by "
-           "scope-widened (3 of 3) and decision-answered (1 of 3).")
+COUNTED = ("3 tasks touching `src/*` hit `gate-not-green-after-fixer`; each was resolved by widening the scope "
+           "by a person's decision.")
+STEER_RULE = f'A person steered a run and said: "{STEER}"'
+DENIAL_RULE = f'Ask before running `rm`: a person refused it and said: "{DENIAL_REASON}"'
 
 
 # ── transcripts, lessons and a scripted model ────────────────────────────────
@@ -227,28 +231,31 @@ def test_only_clean_unprocessed_reflections_of_the_domain_feed_learning() -> Non
     assert [x.id for x in unprocessed_learnable(pool, "behavior")] == ["1"]
 
 
-def test_resolved_lessons_are_counted_by_class_and_package() -> None:
-    lessons = [{"id": str(n), "failClass": "gate-not-green-after-fixer", "package": "src", "resolved_by": rb}
+def test_resolved_lessons_are_counted_per_task_by_class_and_area() -> None:
+    lessons = [{"id": str(n), "slug": "rel", "task": f"t{n}", "failClass": "gate-not-green-after-fixer",
+                "package": "src", "resolved_by": rb}
                for n, rb in enumerate([["scope-widened"], ["scope-widened"], ["decision-answered", "scope-widened"]])]
-    lessons += [{"id": "9", "failClass": "seat-timeout", "package": "", "resolved_by": ["binding-changed"]},
-                {"id": "8", "failClass": "unknown", "package": "x", "resolved_by": ["unknown"]},
-                {"id": "7", "failClass": "unknown", "package": "x", "resolved_by": ["unknown"]},
-                {"id": "6", "failClass": "seat-timeout", "package": "lib", "resolved_by": None}]
-    (rule,) = counted_rules(lessons, limit=5)  # one lesson is an anecdote; "unknown" explains nothing
+    lessons += [{"id": "9", "slug": "rel", "task": "t9", "failClass": "seat-timeout", "package": "",
+                 "resolved_by": ["binding-changed"]},
+                {"id": "8", "slug": "rel", "task": "t8", "failClass": "unknown", "package": "x", "resolved_by": ["unknown"]},
+                {"id": "7", "slug": "rel", "task": "t7", "failClass": "unknown", "package": "x", "resolved_by": ["unknown"]},
+                {"id": "6", "slug": "rel", "task": "t6", "failClass": "seat-timeout", "package": "lib",
+                 "resolved_by": None}]
+    outcomes = [o for o in map(outcome_from_lesson, lessons) if o is not None]
+    (rule,) = outcome_rules(outcomes)  # one task is an anecdote; "unknown" explains nothing
     assert rule.text == COUNTED
-    assert (rule.basis, rule.sources, rule.based_on_count) == ("lessons/gate-not-green-after-fixer/src",
-                                                               ("0", "1", "2"), 3)
+    assert (rule.basis, rule.sources, rule.based_on_count) == (
+        "outcomes/gate-not-green-after-fixer/area/src/*", ("0", "1", "2"), 3)
 
 
-def test_without_a_model_only_spoken_steers_and_denials_become_rules() -> None:
-    def r(trigger: str, words: str) -> Reflection:
+def test_without_a_model_spoken_steers_and_refusals_become_rules_and_followups_do_not() -> None:
+    def r(trigger: str, words: str, refused: str = "") -> Reflection:
         return Reflection(trigger + words[:3], "s", trigger, Origin.CLEAN, words, "", words, "behavior", "t",
-                          False, False)
+                          False, False, refused_tool="Bash" if refused else "", refused=refused)
 
-    rules = words_rules([r("steer", STEER), r("denial", DENIAL_REASON), r("followup", "did you push?"),
-                         r("denial", "(the person refused the tool call and said nothing more)")])
-    assert [x.text for x in rules] == [f'A person steered a run and said: "{STEER}"',
-                                       f'A person refused an agent\'s action and said: "{DENIAL_REASON}"']
+    rules = words_candidates([r("steer", STEER), r("denial", DENIAL_REASON, "rm"), r("followup", "did you push?"),
+                              r("denial", "(the person stopped the run and said nothing more)")])
+    assert sorted(x.text for x in rules) == sorted([STEER_RULE, DENIAL_RULE])
 
 
 # ── reflect and learn with no model ──────────────────────────────────────────
@@ -296,10 +303,9 @@ def test_learn_without_a_model_proposes_words_and_counted_rules_and_changes_noth
     (outcome,) = run_json(cli, repo, "learn")
     proposal = outcome["proposal"]
     assert (outcome["domain"], proposal["status"], proposal["mode"]) == ("behavior", "pending", "words")
-    assert [r["text"] for r in proposal["rules"]] == [
-        f'A person steered a run and said: "{STEER}"',
-        f'A person refused an agent\'s action and said: "{DENIAL_REASON}"', COUNTED]
-    assert proposal["rules_before"] == [] and len(proposal["reflection_ids"]) == 3
+    assert [r["text"] for r in proposal["rules"]] == [STEER_RULE, DENIAL_RULE, COUNTED]
+    # The follow-up needs a model to be read as a correction: it is not cited, and stays in the pool.
+    assert proposal["rules_before"] == [] and len(proposal["reflection_ids"]) == 2
     assert len(proposal["lesson_ids"]) == 3
     assert load_rules(Store(repo), "behavior", "learned") == ()  # nothing live changed
     assert run_json(cli, repo, "learn")[0]["note"] == f"proposal {proposal['id']} already proposes this"
@@ -313,11 +319,11 @@ def test_accepting_writes_the_rules_and_the_status_in_one_commit(repo: Path, tmp
     assert accepted["status"] == "accepted"
     changed = git(repo, "show", "--name-only", "--format=%s", accepted["commit"]).split()
     assert "rules/behavior.learned.toml" in changed and any(p.startswith("proposals/") for p in changed)
-    assert sum(p.startswith("reflections/") for p in changed) == 3  # consumed, in the same commit
+    assert sum(p.startswith("reflections/") for p in changed) == 2  # consumed, in the same commit
     store = Store(repo)
     assert rules_block(store) == preview  # byte for byte what the reviewer saw
-    assert f'- A person steered a run and said: "{STEER}"' in preview
-    assert all(r.is_processed for r in read_reflections(store)[0])
+    assert f"- {STEER_RULE}" in preview
+    assert sorted(r.trigger for r in read_reflections(store)[0] if r.is_processed) == ["denial", "steer"]
     assert run_json(cli, repo, "learn")[0]["note"] == "nothing new to learn"
 
 
@@ -349,33 +355,41 @@ def test_a_rejection_records_why_and_consumes_its_reflections(repo: Path, tmp_pa
     assert run_json(cli, repo, "learn")[0]["note"] == "nothing new to learn"
 
 
-def test_a_candidate_that_grows_past_the_budget_is_rejected_by_the_gate(repo: Path, tmp_path: Path, cli) -> None:
+def test_a_candidate_takes_what_fits_the_budget_strongest_first_and_the_rest_waits(
+        repo: Path, tmp_path: Path, cli) -> None:
     (repo / ".failres.toml").write_text("[learning]\nmax_rules = 1\n")
     run_json(cli, repo, "reflect", str(write_session(tmp_path / "t" / "s.jsonl", CLEAN_SESSION)))
-    proposal = run_json(cli, repo, "learn")[0]["proposal"]
-    assert proposal["status"] == "rejected_by_gate"
-    assert proposal["gate"] == "2 active learned rules, more than the budget of 1"
-    refused = cli(repo, "proposals", "accept", proposal["id"])
-    assert refused.code == 2 and "rejected_by_gate" in refused.err
-    assert not any(r.is_processed for r in read_reflections(Store(repo))[0])  # back in the pool
-    assert load_rules(Store(repo), "behavior", "learned") == ()
+    (outcome,) = run_json(cli, repo, "learn")
+    proposal = outcome["proposal"]
+    assert (proposal["status"], proposal["waiting"], outcome["waiting"]) == ("pending", 1, 1)
+    assert [r["text"] for r in proposal["rules"]] == [STEER_RULE]  # equal evidence: the earlier one
+    assert "1 more candidate(s) wait for room in the budget" in proposal["evidence"]
+    run_json(cli, repo, "proposals", "accept", proposal["id"])
+    assert [r.text for r in load_rules(Store(repo), "behavior", "learned")] == [STEER_RULE]
+    # The budget is full: nothing is proposed, and the note says what would make room.
+    (again,) = run_json(cli, repo, "learn")
+    assert again["proposal"] is None and again["waiting"] == 1
+    assert again["note"].startswith("nothing fits: 1 candidate rule(s) wait for room in the budget (1 of 1")
+    waiting = [r for r in read_reflections(Store(repo))[0] if r.trigger == "denial"]
+    assert waiting and not waiting[0].is_processed  # still in the pool, for when room is made
 
 
-def test_a_retired_rule_never_renders_and_learning_never_resurrects_it(repo: Path, tmp_path: Path, cli) -> None:
+def test_a_retired_rule_never_renders_and_its_words_again_propose_nothing(repo: Path, tmp_path: Path, cli) -> None:
     run_json(cli, repo, "reflect", str(write_session(tmp_path / "t" / "s.jsonl", CLEAN_SESSION)))
     run_json(cli, repo, "proposals", "accept", run_json(cli, repo, "learn")[0]["proposal"]["id"])
     store = Store(repo)
     steer_rule = load_rules(store, "behavior", "learned")[0]
     retire = run_json(cli, repo, "rules", "retire", steer_rule.id, "--reason", "measured harmful")
+    assert retire["rules"][0]["retired_reason"] == "measured harmful"
     run_json(cli, repo, "proposals", "accept", retire["id"])
     assert STEER not in rules_block(store)
-    # The same words again, from another session: restating a retired rule does not revive it.
+    # The same words again, from another session: a proposal whose changes would be
+    # "(none)" is not made, and the retired rule stays retired.
     again = [{**r, "sessionId": "s-two"} for r in CLEAN_SESSION]
     run_json(cli, repo, "reflect", str(write_session(tmp_path / "t" / "s2.jsonl", again)))
-    proposal = run_json(cli, repo, "learn")[0]["proposal"]
-    kept = [r for r in proposal["rules"] if r["id"] == steer_rule.id]
-    assert kept and kept[0]["retired_reason"] == "measured harmful"
-    run_json(cli, repo, "proposals", "accept", proposal["id"])
+    (outcome,) = run_json(cli, repo, "learn")
+    assert (outcome["proposal"], outcome["note"]) == (None, "nothing new to learn")
+    assert len(run_json(cli, repo, "proposals", "list")) == 2
     assert STEER not in rules_block(store)
     assert any(r.id == steer_rule.id and r.retired_at for r in load_rules(store, "behavior", "learned"))
 

@@ -33,12 +33,14 @@ def test_the_constrained_retry_names_each_rejected_file_and_the_scope_request_es
     assert "You may NOT touch these files" in text and "SCOPE-REQUEST: <file> — <reason>" in text
 
 
-def test_the_advisory_block_appears_only_with_outcomes_and_at_most_three() -> None:
+def test_the_advisory_block_appears_only_with_outcomes_and_shows_each_with_its_count() -> None:
     assert ADVISORY_HEADING not in render_prompt(prompt_input())
-    outcomes = tuple(PastOutcome(f"t{i}", f"sig{i}", ("scope-widened",), f"2026-11-0{i}T00:00:00Z") for i in range(1, 6))
+    outcomes = tuple(PastOutcome(f"s/t{i}", f"sig{i}", ("scope-widened",), f"2026-11-0{i}T00:00:00Z", count=i)
+                     for i in range(1, 6))
     text = render_prompt(prompt_input(past_outcomes=outcomes))
     assert ADVISORY_HEADING in text
-    assert "task t1" in text and "task t3" in text and "task t4" not in text
+    assert "- `sig1` — resolved by scope-widened (task s/t1, 2026-11-01)" in text
+    assert "- `sig5` — resolved by scope-widened, 5 times (latest: task s/t5, 2026-11-05)" in text
 
 
 def test_prompts_are_deterministic() -> None:

@@ -85,13 +85,38 @@ def test_the_fix_prompt_has_no_advisory_block_without_a_match(project: LoopProje
     assert ADVISORY_HEADING not in fix_prompt(project, cli)
 
 
+def advisory_lines(prompt: str) -> list[str]:
+    block = prompt.split(f"## {ADVISORY_HEADING}", 1)[1]
+    return [line for line in block.split("\n## ", 1)[0].splitlines() if line.startswith("- `")]
+
+
 def test_the_fix_prompt_shows_at_most_three_matches_newest_first(project: LoopProject, cli) -> None:
     write(project.store(), *(lesson(f"t{n}", n, resolved=["unknown"]) for n in range(1, 6)))
-    prompt = fix_prompt(project, cli)
-    block = prompt.split(f"## {ADVISORY_HEADING}", 1)[1]
-    shown = [line for line in block.splitlines() if line.startswith("- task ")]
-    assert [line.split()[2].rstrip(":") for line in shown] == ["old/t5", "old/t4", "old/t3"]
-    assert "resolved by unknown (2030-02-05)" in shown[0]
+    shown = advisory_lines(fix_prompt(project, cli))
+    assert [line.split("(task ")[1].split(",")[0] for line in shown] == ["old/t5", "old/t4", "old/t3"]
+    assert shown[0] == "- `gate-not-green-after-fixer|gate check exit 1: t5 failed` — resolved by unknown (task old/t5, 2030-02-05)"
+
+
+def test_the_same_outcome_is_one_line_with_its_count_never_repeated(project: LoopProject, cli) -> None:
+    # Seven lessons of one failure resolved the same way, and one resolved otherwise.
+    same = [lesson("t1", n, resolved=["binding-changed"]) for n in range(1, 8)]
+    for doc, puts in same:
+        doc["message"] = doc["signature"] = "gate check exit 1: the same failure"
+    other = lesson("t2", 9, resolved=["scope-widened"])
+    write(project.store(), *same, other)
+    shown = advisory_lines(fix_prompt(project, cli))
+    assert len(shown) == len(set(shown)) == 2
+    assert shown[0].endswith("resolved by scope-widened (task old/t2, 2030-02-09)")
+    assert shown[1].endswith("resolved by binding-changed, 7 times (latest: task old/t1, 2030-02-07)")
+
+
+def test_lessons_per_prompt_above_three_is_honoured(project: LoopProject, cli) -> None:
+    write(project.store(), *(lesson(f"t{n}", n, resolved=["unknown"]) for n in range(1, 7)))
+    config = project.top / ".failres.toml"
+    config.write_text(config.read_text() + "\n[policy]\nlessons_per_prompt = 5\n")
+    assert len(advisory_lines(fix_prompt(project, cli))) == 5
+    config.write_text(config.read_text().replace("lessons_per_prompt = 5", "lessons_per_prompt = 0"))
+    assert ADVISORY_HEADING not in fix_prompt(project, cli)
 
 
 def test_the_advisory_hook_fails_quietly(project: LoopProject) -> None:

@@ -15,17 +15,16 @@ from lessons.ledger import (
     record_outcome,
     rule_tallies,
 )
+from lessons.rule_lineage import finalize_rules, retire_rule
 from lessons.rules import (
     Budget,
     Rule,
     budget_problem,
     domain_section,
     domains_in,
-    finalize_rules,
     load_rules,
     parse_rules,
     render_rules_block,
-    retire_rule,
     rules_block,
     rules_in_force,
     rules_path,
@@ -39,7 +38,7 @@ NOW = "2026-11-30T00:00:00.000000Z"
 def minted(ids: list[str]):
     """A rule-id minter that hands out the given ids in order (lineage tests read them)."""
     queue = list(ids)
-    return lambda _now: queue.pop(0)
+    return lambda _now, _rule, _taken: queue.pop(0)
 
 
 def put_rules(store: Store, domain: str, kind: str, text: str) -> None:

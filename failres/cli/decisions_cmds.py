@@ -103,10 +103,15 @@ def decide(
     if scope_files and not paths:
         msg = "--scope-files needs at least one path"
         raise UsageError(msg)
+    from failres.cli.policy_cmds import current_policy
+    from lessons.capacity import reclaim_full_stores
+
     repo = open_context()
+    policy = current_policy(repo)  # a bad policy is refused before anything is written
     answer = answer_from_arguments(paths or [], answer_json)
     result = answer_decision(repo.store, repo.config.scope.protected, decision_id, answer,
                              answered_by=_who(repo.store), force=force)
+    reclaim_full_stores(repo.store, policy, names=("journal",))  # the answer is a journal event too
     if json_out:
         emit_json({**decision_document(result.decision), "widens": list(result.widened)})
         return

@@ -8,6 +8,7 @@ import typer
 
 from failres.cli import app
 from failres.cli.common import console, emit_json, open_context
+from failres.cli.policy_cmds import current_policy
 from lessons.redact import redact_value
 
 proposals_app = typer.Typer(help="Rule proposals: review, accept or reject what learning proposes.",
@@ -34,7 +35,8 @@ def reflect(
     from failres.learning import reflect as run_reflect
 
     ctx = open_context()
-    report = run_reflect(ctx.store, ctx.repo, ctx.config, ctx.top, paths or [], edits=edits)
+    policy = current_policy(ctx)  # a bad policy is refused before anything is written
+    report = run_reflect(ctx.store, ctx.repo, ctx.config, ctx.top, paths or [], edits=edits, policy=policy)
     outcome = report.outcome
     for note in [*report.notes, *outcome.problems, *outcome.unusable]:
         _warn(note)
@@ -62,12 +64,12 @@ def learn(
     from failres.learning import learn as run_learn
 
     ctx = open_context()
-    outcomes = run_learn(ctx.store, ctx.config, ctx.top, domain)
+    outcomes = run_learn(ctx.store, ctx.config, ctx.top, domain, policy=current_policy(ctx))
     for o in outcomes:
         if o.unusable:
             _warn(f"{o.domain}: {o.note}; nothing was proposed")
     if json_out:
-        emit_json([{"domain": o.domain, "note": o.note, "unusable": o.unusable,
+        emit_json([{"domain": o.domain, "note": o.note, "unusable": o.unusable, "waiting": o.waiting,
                     "proposal": redact_value(o.proposal.to_document()) if o.proposal else None} for o in outcomes])
         return
     out = console()
@@ -78,6 +80,8 @@ def learn(
             continue
         status = p.status if not p.gate else f"{p.status}: {p.gate}"
         out.print(f"{o.domain}: proposal {p.id} ({p.mode}, {status}) - {p.evidence}", markup=False)
+        if o.waiting:
+            out.print(f"  {o.waiting} more candidate rule(s) wait for room in the budget", markup=False)
         if p.status == "pending":
             out.print(f"  review: git failres proposals show {p.id}", markup=False)
 
@@ -85,15 +89,20 @@ def learn(
 @proposals_app.command("list")
 def proposals_list(
     status: str = typer.Option(None, "--status", help="Only pending, accepted, rejected or rejected_by_gate."),
+    limit: int = typer.Option(None, "--limit", min=1, help="At most this many, the newest (default: policy "
+                                                           "list_limit)."),
     json_out: bool = typer.Option(False, "--json", help="Print a JSON array, oldest first."),
 ) -> None:
-    """Every proposal, oldest first."""
+    """Proposals, oldest first: the newest ones, up to the policy's list_limit."""
     from failres.learning import list_proposals
 
     ctx = open_context()
-    docs, problems = list_proposals(ctx.store, ctx.config, status)
-    for problem in problems:
+    listing = list_proposals(ctx.store, ctx.config, status, limit or current_policy(ctx).list_limit)
+    docs = listing.documents
+    for problem in listing.problems:
         _warn(f"skipped unreadable proposal {problem}")
+    if listing.hidden:
+        _warn(f"{listing.hidden} older proposal(s) not shown (--limit)")
     if json_out:
         emit_json(docs)
         return
@@ -143,17 +152,23 @@ def proposals_show(
 @proposals_app.command("accept")
 def proposals_accept(
     proposal_id: str = typer.Argument(..., metavar="ID", help="The proposal id (or a unique prefix)."),
+    only: list[str] = typer.Option(None, "--only", metavar="RULE",
+                                   help="Take only the change to this rule (an id `proposals show` lists); "
+                                        "repeat for more. The other changes are declined."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Make a pending proposal's rules the live learned rules (one store commit)."""
     from failres.learning import accept
 
     ctx = open_context()
-    proposal, commit = accept(ctx.store, proposal_id)
+    proposal, commit = accept(ctx.store, ctx.config, proposal_id, only or (), policy=current_policy(ctx))
     if json_out:
-        emit_json({"id": proposal.id, "domain": proposal.domain, "status": proposal.status, "commit": commit})
+        emit_json({"id": proposal.id, "domain": proposal.domain, "status": proposal.status, "commit": commit,
+                   "accepted_rules": list(proposal.accepted_rules) if proposal.accepted_rules is not None else None,
+                   "declined_rules": list(proposal.declined_rules)})
         return
-    console().print(f"accepted {proposal.id}: rules/{proposal.domain}.learned.toml updated in {commit[:12]}\n"
+    took = f" (only {', '.join(proposal.accepted_rules)})" if proposal.accepted_rules is not None else ""
+    console().print(f"accepted {proposal.id}{took}: rules/{proposal.domain}.learned.toml updated in {commit[:12]}\n"
                     f"undo: git failres undo {commit[:12]}", markup=False)
 
 
@@ -167,7 +182,7 @@ def proposals_reject(
     from failres.learning import reject
 
     ctx = open_context()
-    proposal, commit = reject(ctx.store, proposal_id, reason)
+    proposal, commit = reject(ctx.store, proposal_id, reason, policy=current_policy(ctx))
     if json_out:
         emit_json({"id": proposal.id, "domain": proposal.domain, "status": proposal.status,
                    "reason": proposal.reason, "commit": commit})
@@ -190,6 +205,11 @@ def rules(
     view = rules_view(ctx.store, ctx.config, domain)
     for problem in view["problems"]:
         _warn(f"unreadable rules file skipped: {problem}")
+    for over in view["over_budget"]:
+        dropped = ", ".join(r.get("id") or repr(r["text"][:40]) for r in over["dropped"])
+        _warn(f"{over['domain']}: {over['active']} active learned rules ({over['chars']} characters), more than the "
+              f"budget of {over['max_rules']} rules and {over['max_chars']} characters; prompts leave out "
+              f"{len(over['dropped'])}: {dropped}")
     if json_out:
         emit_json(view)
         return
@@ -205,12 +225,14 @@ def rules(
     from rich.table import Table
 
     table = Table(title="learned rules")
-    for column in ("domain", "id", "state", "seen", "committed", "quarantined", "text"):
+    for column in ("domain", "id", "state", "evidence", "seen", "committed", "quarantined", "text"):
         table.add_column(column, overflow="fold")
     for name, rule in learned:
         tally = rule["tally"] or {}
-        state = "active" if rule["active"] else ("retired" if rule.get("retired_at") else "disabled")
-        table.add_row(name, rule.get("id", ""), state, str(tally.get("observations", 0)),
+        state = "active" if rule["in_prompts"] else "over budget" if rule["active"] else (
+            "retired" if rule.get("retired_at") else "disabled")
+        table.add_row(name, rule.get("id", ""), state, str(rule.get("based_on_count") or ""),
+                      str(tally.get("observations", 0)),
                       str(tally.get("committed", 0)), str(tally.get("quarantined", 0)), rule["text"])
     out.print(table)
 
@@ -225,7 +247,7 @@ def rules_retire(
     from failres.learning import retire
 
     ctx = open_context()
-    proposal = retire(ctx.store, ctx.config, rule_id, reason)
+    proposal = retire(ctx.store, ctx.config, rule_id, reason, policy=current_policy(ctx))
     if json_out:
         emit_json(redact_value(proposal.to_document()))
         return

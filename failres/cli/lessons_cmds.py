@@ -48,16 +48,17 @@ def list_(
     task: str = typer.Option(None, "--task", help="Only this task's lessons."),
     fail_class: str = typer.Option(None, "--fail-class", help="Only this failure class."),
     unresolved: bool = typer.Option(False, "--unresolved", help="Only lessons not stamped by a landing yet."),
-    limit: int = typer.Option(None, "--limit", help="At most this many (after sorting, newest first)."),
+    limit: int = typer.Option(None, "--limit", help="At most this many, newest first (default: policy list_limit)."),
     json_out: bool = typer.Option(False, "--json", help="Print a JSON array with the contract's fields."),
 ) -> None:
-    """Lessons, newest first."""
+    """Lessons, newest first, up to the policy's list_limit."""
+    from failres.cli.policy_cmds import current_policy
     from failres.lesson_views import lesson_document
     from lessons.retrieval import LessonFilter, list_lessons
 
     ctx = open_context()
-    found = list_lessons(ctx.store, LessonFilter(slug=slug, task=task, fail_class=fail_class, unresolved=unresolved),
-                         _limit(limit))
+    which = LessonFilter(slug=slug, task=task, fail_class=fail_class, unresolved=unresolved)
+    found = list_lessons(ctx.store, which, _limit(limit) or current_policy(ctx).list_limit)
     if json_out:
         emit_json([lesson_document(lesson) for lesson in found])
         return
@@ -102,15 +103,16 @@ def show(
 @lessons_app.command()
 def relevant(
     fail_class: str = typer.Option(..., "--fail-class", help="The failure class at hand."),
-    limit: int = typer.Option(3, "--limit", help="At most this many."),
+    limit: int = typer.Option(None, "--limit", help="At most this many (default: policy lessons_per_prompt)."),
     json_out: bool = typer.Option(False, "--json", help="Print a JSON array with the contract's fields."),
 ) -> None:
-    """Resolved lessons of one failure class, newest first: what a fixer's prompt is shown."""
+    """Resolved lessons of one failure class, newest first: what a fixer's prompt is drawn from."""
+    from failres.cli.policy_cmds import current_policy
     from failres.lesson_views import lesson_document
     from lessons.retrieval import relevant_lessons
 
     ctx = open_context()
-    found = relevant_lessons(ctx.store, fail_class, _limit(limit))
+    found = relevant_lessons(ctx.store, fail_class, _limit(limit) or current_policy(ctx).lessons_per_prompt)
     if json_out:
         emit_json([lesson_document(lesson) for lesson in found])
         return

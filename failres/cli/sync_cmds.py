@@ -47,11 +47,17 @@ def sync(
     json_out: bool = typer.Option(False, "--json", help="Print what happened as JSON."),
 ) -> None:
     """Exchange the store with a remote; merges never lose a record."""
+    from failres.cli.policy_cmds import current_policy
+    from lessons.capacity import reclaim_full_stores
+
     ctx = open_context()
     config = ctx.config
+    policy = current_policy(ctx)  # a bad policy is refused before anything is fetched or written
     if remote is None:
         remote = default_remote(config.integration.remote, upstream_remote(ctx.repo, config.integration.branch))
     result = sync_store(ctx.top, config.store.ref, remote)
+    # A merge joins two stores' records: settle what it filled (the next sync carries the moves).
+    reclaim_full_stores(ctx.store, policy)
     if json_out:
         emit_json(result.document())
         return

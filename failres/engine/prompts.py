@@ -22,12 +22,14 @@ class JudgeInvocation:
 
 @dataclass(frozen=True)
 class PastOutcome:
-    """A resolved lesson as the advisory block shows it."""
+    """Resolved lessons as the advisory block shows them: one line per distinct outcome
+    (signature and resolution), with how many lessons it stands for and the latest."""
 
     task: str
     signature: str
     resolved_by: tuple[str, ...]
     resolved_at: str
+    count: int = 1
 
 
 @dataclass(frozen=True)
@@ -102,14 +104,17 @@ def render_prior_failures(reasons: Sequence[str], limit: int = 3) -> str:
     return _section("Earlier attempts at this task failed", items)
 
 
-def render_past_outcomes(outcomes: Sequence[PastOutcome], limit: int = 3) -> str:
-    """Resolved lessons of the same failure class; present only when there is one."""
+def render_past_outcomes(outcomes: Sequence[PastOutcome]) -> str:
+    """Resolved lessons of the same failure class; present only when there is one.
+    How many is the caller's budget (the policy's `lessons_per_prompt`)."""
     if not outcomes:
         return ""
     lines = []
-    for item in list(outcomes)[:limit]:
+    for item in outcomes:
         how = ", ".join(item.resolved_by) or "unknown"
-        lines.append(f"- task {item.task}: `{item.signature}` — resolved by {how} ({item.resolved_at[:10]})")
+        where = f"task {item.task}, {item.resolved_at[:10]}"
+        seen = f", {item.count} times (latest: {where})" if item.count > 1 else f" ({where})"
+        lines.append(f"- `{item.signature}` — resolved by {how}{seen}")
     return _section(ADVISORY_HEADING, "\n".join(lines))
 
 

@@ -115,12 +115,16 @@ def quarantine_task(run: QuarantineInput, failure: Failure) -> TaskOutcome:
     decision_id = None
     stop = failure.fail_class == REPEATED_FAILURE_STOP
     try:
-        snapshot = take_snapshot(run, failure.snapshot, lesson_id) if failure.snapshot and not stop else None
-        lesson = make_lesson(slug=run.slug, task=run.task, fail_class=failure.fail_class, message=message,
-                             files=run.files, int_head=run.int_head, snapshot=snapshot,
-                             snapshotHoldsUserCode=snapshot is not None)
-        lesson["id"] = lesson_id
-        puts.append(lesson_put(lesson))
+        # A stop-loss stop refuses to repeat a failure that already has its lessons: it
+        # is an event, not one more lesson (seven stops of one hopeless task were
+        # seven identical lessons, counted and shown as seven outcomes).
+        if not stop:
+            snapshot = take_snapshot(run, failure.snapshot, lesson_id) if failure.snapshot else None
+            lesson = make_lesson(slug=run.slug, task=run.task, fail_class=failure.fail_class, message=message,
+                                 files=run.files, int_head=run.int_head, snapshot=snapshot,
+                                 snapshotHoldsUserCode=snapshot is not None)
+            lesson["id"] = lesson_id
+            puts.append(lesson_put(lesson))
     except Exception:  # the quarantine must complete whatever happened to its lesson
         log.exception("failres: writing the lesson of %s/%s failed", run.slug, run.task)
         lesson = None

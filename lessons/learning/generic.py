@@ -30,10 +30,12 @@ from lessons.learning.messages import (
     Transcript,
     TranscriptKind,
     compact_json,
+    is_control_input,
     read_json_lines,
     scrub,
 )
-from lessons.learning.provenance import TRUSTED_SOURCES, source_of_tool_result
+from lessons.learning.locality import DEFAULT_TRUSTED, TrustedCommands
+from lessons.learning.provenance import TRUSTED_SOURCES, ToolProvenance
 
 FORMAT = "generic"
 FORMAT_TAG = "failres.transcript/1"
@@ -47,12 +49,15 @@ _FORMATS_HINT = (
 )
 
 
-def load_transcript(path: Path | str) -> Transcript:
-    """Read a transcript in whichever known format it is written."""
+def load_transcript(path: Path | str, *, trusted: TrustedCommands = DEFAULT_TRUSTED) -> Transcript:
+    """Read a transcript in whichever known format it is written.
+
+    `trusted` are the commands whose output counts as the repository's own.
+    """
     path = Path(path)
     if sniff_format(path) == FORMAT:
-        return load_generic(path)
-    return load_claude_code(path)
+        return load_generic(path, trusted=trusted)
+    return load_claude_code(path, trusted=trusted)
 
 
 def sniff_format(path: Path) -> str:
@@ -78,10 +83,10 @@ def sniff_format(path: Path) -> str:
     raise InvalidInput(msg, hint=_FORMATS_HINT)
 
 
-def load_generic(path: Path | str) -> Transcript:
+def load_generic(path: Path | str, *, trusted: TrustedCommands = DEFAULT_TRUSTED) -> Transcript:
     """Read a generic-format transcript (JSONL, or one JSON document)."""
     path = Path(path)
-    reader = _GenericReader(path)
+    reader = _GenericReader(path, ToolProvenance(trusted))
     any_json = False
     try:
         for line in read_json_lines(path):
@@ -98,7 +103,7 @@ def load_generic(path: Path | str) -> Transcript:
         if not isinstance(document, dict):
             msg = f"{path} is not a transcript: neither JSONL nor one JSON document"
             raise InvalidInput(msg, hint=_FORMATS_HINT)
-        reader = _GenericReader(path)
+        reader = _GenericReader(path, ToolProvenance(trusted))
         reader.add(1, document)
     return reader.finish()
 
@@ -117,13 +122,17 @@ class _GenericReader:
     """Accumulates one file's messages; internal to `load_generic`."""
 
     path: Path
+    provenance: ToolProvenance
     messages: list[Message] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     calls: dict[str, Block] = field(default_factory=dict)
     arguments: dict[str, object] = field(default_factory=dict)
     session_id: str = ""
     kind: TranscriptKind = "unknown"
-    cwd: str = ""
+    # Where the shell may be: the header's cwd, and wherever a `cd` may have taken it
+    # (this format does not say whether the harness keeps one shell across calls,
+    # so after a `cd` both the old and the new directory stay possible).
+    cwds: frozenset[str] = frozenset(("",))
     records_seen: int = 0
 
     def problem(self, line: int, reason: str) -> None:
@@ -144,7 +153,8 @@ class _GenericReader:
     def _header(self, number: int, header: dict) -> None:
         session_id, kind, cwd = header.get("session_id"), header.get("kind"), header.get("cwd")
         self.session_id = session_id if isinstance(session_id, str) else ""
-        self.cwd = cwd if isinstance(cwd, str) else ""
+        self.provenance.root = cwd if isinstance(cwd, str) else ""
+        self.cwds = frozenset((self.provenance.root,))
         if kind in DECLARED_KINDS:
             self.kind = kind
         elif kind is not None:
@@ -205,7 +215,8 @@ class _GenericReader:
         name = tool or (call.tool_name if call else "")
         if record.get("denied") is True:
             return Block("denial", text.strip(), "person", name, tool_use_id, is_error=True)
-        judged = source_of_tool_result(name, self.arguments.get(tool_use_id), self.cwd)
+        judged, after = self.provenance.judge(name, self.arguments.get(tool_use_id), self.cwds)
+        self.cwds = self.cwds | after
         declared = self._declared_source(number, record)
         # A declaration can make a result stricter than its call implies, never
         # looser: "repo" on a WebFetch result stays web, on `curl` stays outside.
@@ -224,6 +235,10 @@ class _GenericReader:
         if record.get("interrupt") is True:
             return [Block("interrupt", text.strip(), "person")]
         source = self._declared_source(number, record) or "person"
+        if source == "person" and is_control_input(text):
+            # A slash command typed at the harness is the harness's business, whoever
+            # the line says typed it: never words a rule could be made of.
+            source = "harness"
         return [Block("text", text.strip(), source)] if text.strip() else []
 
     def _declared_source(self, number: int, record: dict) -> Source | None:

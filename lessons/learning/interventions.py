@@ -21,6 +21,7 @@ commands and their output, reminders, notifications, compaction summaries.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -28,8 +29,10 @@ from pathlib import Path
 
 from lessons.errors import InvalidInput
 from lessons.learning.generic import load_transcript
+from lessons.learning.locality import DEFAULT_TRUSTED, TrustedCommands
 from lessons.learning.messages import Block, Problem, Transcript, clip
-from lessons.learning.provenance import Origin, classify_origin
+from lessons.learning.provenance import SHELL_TOOLS, Origin, classify_origin
+from lessons.learning.shell_text import command_family
 
 # Bounds keep every reflection small enough to read, and to send to a model,
 # whatever a person pasted or a tool printed.
@@ -69,6 +72,12 @@ class Intervention:
     context: str
     aftermath: str
     session_id: str
+    # A denial: the first call the person refused (the others refused at the same
+    # prompt went with it) -- its tool, and for a shell call the command's family.
+    refused_tool: str = ""
+    refused: str = ""
+    # An edit: the files the person changed.
+    files: tuple[str, ...] = ()
 
 
 @dataclass
@@ -141,6 +150,7 @@ def edit_intervention(task: str, diff_text: str, files: Sequence[str]) -> Interv
         context=clip(diff_text, CONTEXT_LIMIT),
         aftermath="",
         session_id=task,
+        files=tuple(files),
     )
 
 
@@ -163,6 +173,7 @@ def _refusal(transcript: Transcript, stop: _Stop) -> Intervention:
     else:
         words = REFUSED_WITHOUT_WORDS if stop.refused_ids else STOPPED_WITHOUT_WORDS
     index = stop.words_index if stop.words_index >= 0 else stop.first_index
+    tool, family = _refused_call(transcript, stop)
     return Intervention(
         trigger=Trigger.DENIAL,
         message_index=index,
@@ -170,7 +181,32 @@ def _refusal(transcript: Transcript, stop: _Stop) -> Intervention:
         context=_context_before(transcript, stop.first_index, refused_ids=tuple(stop.refused_ids)),
         aftermath=_aftermath(transcript, index),
         session_id=transcript.session_id,
+        refused_tool=tool,
+        refused=family,
     )
+
+
+def _refused_call(transcript: Transcript, stop: _Stop) -> tuple[str, str]:
+    """(tool, family) of the first call refused in a stop: the one the person was shown.
+
+    Calls refused with it at the same prompt were refused along with it, unseen.
+    """
+    if not stop.refused_ids:
+        return "", ""
+    wanted = stop.refused_ids[0]
+    for message in transcript.messages[: stop.first_index]:
+        for call in message.tool_uses():
+            if call.tool_use_id != wanted:
+                continue
+            if call.tool_name not in SHELL_TOOLS:
+                return call.tool_name, call.tool_name
+            try:
+                arguments = json.loads(call.tool_input)
+            except ValueError:
+                return call.tool_name, ""  # clipped when read: no family rather than a wrong one
+            command = arguments.get("command") if isinstance(arguments, dict) else None
+            return call.tool_name, command_family(command) if isinstance(command, str) else ""
+    return "", ""
 
 
 def _context_before(transcript: Transcript, index: int, refused_ids: tuple[str, ...]) -> str:
@@ -252,7 +288,7 @@ class MinedSession:
     error: str = ""
 
 
-def mine(paths: Sequence[Path]) -> list[MinedSession]:
+def mine(paths: Sequence[Path], *, trusted: TrustedCommands = DEFAULT_TRUSTED) -> list[MinedSession]:
     """Load each transcript (and the subagent sidechains filed beside a session),
     extract its interventions and classify each one's origin.
 
@@ -267,13 +303,13 @@ def mine(paths: Sequence[Path]) -> list[MinedSession]:
         if key in seen:
             continue
         seen.add(key)
-        sessions.append(mine_file(path))
+        sessions.append(mine_file(path, trusted=trusted))
     return sessions
 
 
-def mine_file(path: Path) -> MinedSession:
+def mine_file(path: Path, *, trusted: TrustedCommands = DEFAULT_TRUSTED) -> MinedSession:
     try:
-        transcript = load_transcript(path)
+        transcript = load_transcript(path, trusted=trusted)
     except InvalidInput as exc:
         empty = Transcript(
             session_id=path.stem,
@@ -288,6 +324,24 @@ def mine_file(path: Path) -> MinedSession:
         for i in extract_interventions(transcript)
     )
     return MinedSession(path, transcript, mined)
+
+
+PROBLEMS_SHOWN = 20
+
+
+def problems_note(path: Path | str, problems: Sequence[Problem]) -> str:
+    """One line saying which lines of a transcript were skipped and why ("" when none).
+
+    Bounded, so a file of garbage costs one readable line, not a screenful.
+    """
+    readable = [p for p in problems if p.line > 0]
+    if not readable:
+        return ""
+    shown = ", ".join(f"{p.line} ({p.reason})" for p in readable[:PROBLEMS_SHOWN])
+    more = len(readable) - PROBLEMS_SHOWN
+    tail = f" and {more} more" if more > 0 else ""
+    return (f"{path}: skipped {len(readable)} line(s), and every intervention after the first of them is "
+            f"untrusted: line {shown}{tail}")
 
 
 def transcript_files(paths: Iterable[Path]) -> list[Path]:

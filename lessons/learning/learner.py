@@ -4,18 +4,20 @@ Two kinds of rule, owned by two different writers:
 
 - **Directives**, argued from clean reflections. With a model, one call rewrites
   the domain's directives with the new reflections absorbed (merging, resolving
-  contradictions); without one, the person's own words of each clean steer or
-  denial are proposed as they were said. Follow-up turns and edits need a model
-  to be read as corrections at all, so without one they stay evidence only.
-- **Counted rules**, computed by code from resolved lessons: per failure class and
-  package, what resolved them, with counts ("When gate-not-green-after-fixer
-  failures in package src were resolved, it was by scope-widened (3 of 4)"). A
-  model never rewrites these; it sees them as context.
+  contradictions); without one, what people said or refused is grouped and
+  counted (`lessons.learning.candidates`): one candidate per thing said, never
+  one quote per moment. Follow-up turns need a model to be read as corrections
+  at all, so without one they stay evidence only.
+- **Counted rules**, computed by code from failres's own outcomes: which failures
+  landed tasks hit and what resolved them (`lessons.learning.outcomes`). A model
+  never rewrites these; it sees them as context.
 
 Only clean reflections are ever read here (`unprocessed_learnable`): untrusted
 and derived ones are excluded by structure, before any prompt is built, and there
-is no setting that changes that. Whatever comes out goes through the budget gate
-into a proposal; nothing here writes live rules.
+is no setting that changes that. Whatever comes out is fitted to the budget
+(strongest evidence first; the rest waits) and goes through the budget gate into
+a proposal; nothing here writes live rules. The same evidence never makes the
+same proposal twice: a pending or refused one is named instead.
 """
 
 from __future__ import annotations
@@ -25,14 +27,34 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from lessons.learning.candidates import (
+    changed_rules,
+    edit_candidates,
+    evidence_key,
+    fit_to_budget,
+    pool_key,
+    withhold_declined,
+    words_candidates,
+)
 from lessons.learning.messages import clip
+from lessons.learning.outcomes import ResolvedOutcome, is_counted, outcome_from_lesson, outcome_rules
 from lessons.learning.reflector import DATA_NOTICE, extract_json_object, fence
 from lessons.learning.store_io import BEHAVIOR, CODE, Reflection, read_reflections, unprocessed_learnable
 from lessons.lesson import read_lessons
-from lessons.proposals import Proposal, make_proposal, read_proposals, write_proposal
+from lessons.proposals import COLLECTION as PROPOSALS
+from lessons.proposals import (
+    Proposal,
+    archived_proposals,
+    declined_keys,
+    make_proposal,
+    read_proposals,
+    rules_diff,
+    write_proposal,
+)
 from lessons.providers import Provider
-from lessons.records import now_ts
-from lessons.rules import Budget, Rule, finalize_rules, load_rules, one_line
+from lessons.records import now_ts, read_record
+from lessons.rule_lineage import finalize_rules
+from lessons.rules import Budget, Rule, learned_size, load_rules, one_line
 from lessons.store import Store
 
 log = logging.getLogger(__name__)
@@ -40,14 +62,7 @@ log = logging.getLogger(__name__)
 # Lessons are about how tasks failed and what resolved them: how agents should
 # work here, so their counted rules belong to the behavior domain.
 LESSONS_DOMAIN = BEHAVIOR
-COUNTED_BASIS = "lessons/"
-# One resolved lesson is an anecdote; a rule needs the same resolution twice.
-MIN_LESSONS_FOR_A_RULE = 2
-WORDS_LIMIT = 240
 _EVIDENCE_CONTEXT_LIMIT = 400
-# Words that say nothing on their own: a refusal or a stop without words.
-_WORDLESS = ("(the person refused the tool call", "(the person stopped the run")
-_WORDS_VERBS = {"steer": "steered a run and said", "denial": "refused an agent's action and said"}
 
 LEARNER_FRAME = (
     "You maintain the learned rules for AI coding agents working in one git repository. "
@@ -141,74 +156,7 @@ def parse_learner_reply(text: str) -> tuple[Rule, ...] | None:
     return tuple(rules)
 
 
-# ── counting resolved lessons ────────────────────────────────────────────────
-
-
-@dataclass(frozen=True)
-class ResolvedGroup:
-    """Resolved lessons of one failure class in one package, and what resolved them."""
-
-    fail_class: str
-    package: str
-    total: int
-    resolutions: tuple[tuple[str, int], ...]  # most frequent first
-    lesson_ids: tuple[str, ...]
-
-
-def group_resolved_lessons(lessons: Iterable[Mapping[str, object]]) -> list[ResolvedGroup]:
-    """Groups by (failure class, package), largest first, ties by class then package."""
-    groups: dict[tuple[str, str], list[Mapping[str, object]]] = {}
-    for lesson in lessons:
-        resolved = lesson.get("resolved_by")
-        if not isinstance(resolved, list) or not resolved:
-            continue
-        key = (str(lesson.get("failClass") or "unknown"), str(lesson.get("package") or ""))
-        groups.setdefault(key, []).append(lesson)
-    out = []
-    for (fail_class, package), members in groups.items():
-        counts: Counter[str] = Counter()
-        for lesson in members:
-            counts.update({str(kind) for kind in lesson["resolved_by"]})  # type: ignore[union-attr]
-        ranked = tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-        ids = tuple(sorted(str(lesson.get("id", "")) for lesson in members))
-        out.append(ResolvedGroup(fail_class, package, len(members), ranked, ids))
-    out.sort(key=lambda g: (-g.total, g.fail_class, g.package))
-    return out
-
-
-def counted_rule(group: ResolvedGroup) -> Rule | None:
-    """The rule a group argues for; None when it is too small or nothing known resolved it."""
-    known = [(kind, n) for kind, n in group.resolutions if kind != "unknown"]
-    if group.total < MIN_LESSONS_FOR_A_RULE or not known:
-        return None
-    where = f"package {group.package}" if group.package else "this repository"
-    how = " and ".join(f"{kind} ({n} of {group.total})" for kind, n in known)
-    return Rule(text=f"When {group.fail_class} failures in {where} were resolved, it was by {how}.",
-                based_on_count=group.total, sources=group.lesson_ids,
-                basis=f"{COUNTED_BASIS}{group.fail_class}/{group.package}")
-
-
-def counted_rules(lessons: Iterable[Mapping[str, object]], limit: int) -> tuple[Rule, ...]:
-    """The strongest counted rules, at most `limit`: the rest of the budget stays for
-    what people said."""
-    rules = [r for r in (counted_rule(g) for g in group_resolved_lessons(lessons)) if r is not None]
-    return tuple(rules[:limit])
-
-
-def words_rules(reflections: Iterable[Reflection]) -> tuple[Rule, ...]:
-    """Without a model: the person's own words of each clean steer or denial, as said."""
-    rules = []
-    for r in reflections:
-        words = one_line(r.intervention)
-        if r.trigger not in _WORDS_VERBS or not words or words.startswith(_WORDLESS):
-            continue
-        rules.append(Rule(text=f'A person {_WORDS_VERBS[r.trigger]}: "{clip(words, WORDS_LIMIT)}"',
-                          based_on_count=1, sources=(r.id,)))
-    return tuple(rules)
-
-
-def is_counted(rule: Rule) -> bool:
-    return bool(rule.basis and rule.basis.startswith(COUNTED_BASIS))
+# ── one learning pass ────────────────────────────────────────────────────────
 
 
 def compose_candidate(previous: Sequence[Rule], *, directives: Sequence[Rule] | None, added: Sequence[Rule],
@@ -221,38 +169,50 @@ def compose_candidate(previous: Sequence[Rule], *, directives: Sequence[Rule] | 
     return finalize_rules([*kept, *added, *counted], previous, sources, now)
 
 
-# ── one learning pass ────────────────────────────────────────────────────────
-
-
 @dataclass(frozen=True)
 class LearnOutcome:
-    """What a pass did for one domain: the proposal it wrote, or why it wrote none."""
+    """What a pass did for one domain: the proposal it wrote, or why it wrote none,
+    and how many candidate rules wait for room in the budget."""
 
     domain: str
     proposal: Proposal | None = None
     note: str = ""
     unusable: bool = False
+    waiting: int = 0
 
 
 def learn_domain(store: Store, domain: str, provider: Provider | None, budget: Budget, *,
+                 outcomes: Sequence[ResolvedOutcome] | None = None,
                  clock: Callable[[], str] = now_ts) -> LearnOutcome:
     """Compute a candidate for `domain` from the store's evidence and write it as a proposal.
 
-    Raises CorruptRecord when a rules file of the domain cannot be read (a person
-    must fix it first) and ProviderError when the model cannot be asked.
+    `outcomes` are the resolved lessons with what the caller's records add (see
+    `lessons.learning.outcomes`); None reads the bare lessons. Raises CorruptRecord
+    when a rules file of the domain cannot be read (a person must fix it first) and
+    ProviderError when the model cannot be asked.
     """
     tip = store.commit_at()
     previous = load_rules(store, domain, "learned", tip)
     user = load_rules(store, domain, "user", tip)
     reflections_all, _ = read_reflections(store, tip)
     fresh = unprocessed_learnable(reflections_all, domain)
-    lessons = read_lessons(store)[0] if domain == LESSONS_DOMAIN else []
-    counted = counted_rules(lessons, max(1, budget.max_rules // 3))
+    proposals = [p for p in read_proposals(store)[0] if p.domain == domain]
+    # A refusal outlives its proposal's move to the archive.
+    declined = declined_keys([*proposals, *(p for p in archived_proposals(store) if p.domain == domain)])
+    counted: tuple[Rule, ...] = ()
+    if domain == LESSONS_DOMAIN:
+        if outcomes is None:
+            outcomes = [o for o in (outcome_from_lesson(x) for x in read_lessons(store)[0]) if o is not None]
+        counted = withhold_declined(outcome_rules(outcomes), declined)
     now = clock()
     directives: Sequence[Rule] | None = None
     added: Sequence[Rule] = ()
     mode = "counts"
     if fresh and provider is not None:
+        pool = pool_key(domain, previous, [r.id for r in fresh] + [evidence_key(r) for r in counted])
+        repeated = _same_pool(proposals, pool)
+        if repeated is not None:
+            return LearnOutcome(domain, note=repeated)
         prompt = learner_prompt(domain, user=user, counted=counted,
                                 directives=[r for r in previous if r.active() and not is_counted(r)],
                                 retired=[r for r in previous if r.retired_at], reflections=fresh, budget=budget)
@@ -263,50 +223,80 @@ def learn_domain(store: Store, domain: str, provider: Provider | None, budget: B
             return LearnOutcome(domain, note="the learner's reply held no usable rule set", unusable=True)
         mode = "model"
     elif fresh:
-        added = words_rules(fresh)
+        found = edit_candidates(fresh) if domain == CODE else words_candidates(fresh)
+        added = withhold_declined(found, declined)
         mode = "words"
     candidate = compose_candidate(previous, directives=directives, added=added, counted=counted,
                                   sources=[r.id for r in fresh], now=now)
-    if candidate == previous and not (mode == "model" and fresh):
-        return LearnOutcome(domain, note="nothing new to learn")
-    lesson_ids = sorted({i for r in counted for i in r.sources})
-    duplicate = _pending_duplicate(store, domain, previous, candidate)
-    if duplicate is not None:
-        return LearnOutcome(domain, note=f"proposal {duplicate.id} already proposes this")
+    fitted, waiting = fit_to_budget(previous, candidate, budget)
+    if not rules_diff(previous, fitted):
+        return LearnOutcome(domain, note=_nothing_new(previous, waiting, budget), waiting=len(waiting))
+    fresh_ids = {r.id for r in fresh}
+    if mode == "model":
+        consumed = sorted(fresh_ids)  # the model read them all: its rewrite answers every one
+    else:
+        consumed = sorted({s for r in changed_rules(previous, fitted) for s in r.sources} & fresh_ids)
+        mode = "words" if consumed else "counts"
+    lesson_ids = sorted({i for r in fitted if is_counted(r) for i in r.sources})
+    if mode != "model":
+        pool = pool_key(domain, previous, [evidence_key(r) for r in changed_rules(previous, fitted)])
+        repeated = _same_pool(proposals, pool)
+        if repeated is not None:
+            return LearnOutcome(domain, note=repeated, waiting=len(waiting))
+    evidence = _evidence(mode, [r for r in fresh if r.id in consumed], [r for r in fitted if is_counted(r)], waiting)
     proposal = make_proposal(
-        domain, previous, candidate, mode=mode, budget=budget, reflection_ids=[r.id for r in fresh],
-        lesson_ids=lesson_ids, evidence=_evidence(mode, fresh, counted), created_at=now,
+        domain, previous, fitted, mode=mode, budget=budget, reflection_ids=consumed, lesson_ids=lesson_ids,
+        evidence=evidence, created_at=now, pool=pool, waiting=len(waiting),
+        taken=lambda pid: read_record(store, PROPOSALS, pid) is not None,
     )
     write_proposal(store, proposal)
-    return LearnOutcome(domain, proposal)
+    return LearnOutcome(domain, proposal, waiting=len(waiting))
 
 
-def learn(store: Store, domains: Sequence[str] | None, provider: Provider | None, budget: Budget) -> list[LearnOutcome]:
+def learn(store: Store, domains: Sequence[str] | None, provider: Provider | None, budget: Budget, *,
+          outcomes: Sequence[ResolvedOutcome] | None = None,
+          clock: Callable[[], str] = now_ts) -> list[LearnOutcome]:
     """One pass per domain: the given ones, else every domain with fresh clean evidence
     (and the lessons domain, whose counts may have moved)."""
     if not domains:
         reflections, _ = read_reflections(store)
         domains = sorted({r.domain for r in reflections if r.learnable() and not r.is_processed} | {LESSONS_DOMAIN})
-    return [learn_domain(store, domain, provider, budget) for domain in domains]
+    return [learn_domain(store, domain, provider, budget, outcomes=outcomes, clock=clock) for domain in domains]
 
 
-def _pending_duplicate(store: Store, domain: str, before: Sequence[Rule], candidate: Sequence[Rule]) -> Proposal | None:
-    texts = [(r.text, r.retired_at is None) for r in candidate]
-    for proposal in read_proposals(store)[0]:
-        if (proposal.domain == domain and proposal.status == "pending" and proposal.rules_before == tuple(before)
-                and [(r.text, r.retired_at is None) for r in proposal.rules] == texts):
-            return proposal
+def _same_pool(proposals: Sequence[Proposal], pool: str) -> str | None:
+    """Why nothing is proposed when this very pool was proposed before, and is waiting or refused."""
+    for proposal in proposals:
+        if proposal.pool != pool:
+            continue
+        if proposal.status == "pending":
+            return f"proposal {proposal.id} already proposes this"
+        if proposal.status == "rejected_by_gate":
+            return (f"proposal {proposal.id} was refused by the budget gate for this same evidence "
+                    f"({proposal.gate}); nothing new until the evidence or the live rules change")
     return None
 
 
-def _evidence(mode: str, reflections: Sequence[Reflection], counted: Sequence[Rule]) -> str:
+def _nothing_new(previous: Sequence[Rule], waiting: Sequence[Rule], budget: Budget) -> str:
+    if not waiting:
+        return "nothing new to learn"
+    active, _ = learned_size(previous)
+    return (f"nothing fits: {len(waiting)} candidate rule(s) wait for room in the budget "
+            f"({active} of {budget.max_rules} active rules); retire one to make room "
+            "(git failres rules retire RULE_ID)")
+
+
+def _evidence(mode: str, reflections: Sequence[Reflection], counted: Sequence[Rule],
+              waiting: Sequence[Rule]) -> str:
     parts = []
     if reflections:
         kinds = Counter(r.trigger for r in reflections)
         listed = ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items()))
-        how = "read by a model" if mode == "model" else "the person's own words"
+        how = "read by a model" if mode == "model" else "grouped by what they say"
         parts.append(f"{len(reflections)} clean reflection(s) ({listed}), {how}")
     if counted:
-        total = sum(r.based_on_count or 0 for r in counted)
-        parts.append(f"{len(counted)} counted rule(s) from {total} resolved lesson(s)")
+        lessons = sum(len(r.sources) for r in counted)
+        parts.append(f"{len(counted)} rule(s) counted from {lessons} resolved lesson(s)")
+    if waiting:
+        parts.append(f"{len(waiting)} more candidate(s) wait for room in the budget")
     return "; ".join(parts) or "no new evidence"

@@ -4,33 +4,114 @@ shell commands it runs.
 Provenance needs one answer per tool call: did its result come from the
 repository, or from beyond it? For file tools that is a path check. For the shell
 it is a reading of the command: local when every program it runs is recognised
-as working on the tree and every path it names lies inside it. This reads what a
-command plainly does; it is not a sandbox. An agent hiding a fetch inside an awk
-program is an agent already steered by content it saw, and that content came in
-by a road this classification saw first.
+as working on the tree (file inspection, local git, or one of the repository's
+own tools listed in `trusted_commands`) and every path it names lies inside it.
+Inside means inside the directory the session started in, resolved from wherever
+`cd` took the shell, so moving into a subdirectory keeps the tree the tree.
+
+This reads what a command plainly does; it is not a sandbox. An agent hiding a
+fetch inside an awk program is an agent already steered by content it saw, and
+that content came in by a road this classification saw first.
 """
 
 from __future__ import annotations
 
 import posixpath
-import re
 import shlex
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from lessons.learning.shell_text import ASSIGNMENT as _ASSIGNMENT
+from lessons.learning.shell_text import OPERATOR_CHARS, shell_items, shell_words, unwrap_shell
 
 
-def path_is_inside(path: str, cwd: str) -> bool:
-    """Whether a path names something within the session's directory."""
+def path_is_inside(path: str, cwd: str, root: str | None = None) -> bool:
+    """Whether a path names something within the session's tree.
+
+    `root` is the tree (the directory the session started in); `cwd` is where a
+    relative path is resolved from, which `cd` moves. Without `root`, `cwd` is both.
+    """
+    root = cwd if root is None else root
     if not path or path.startswith("~"):
         return False
-    if not cwd:
+    if not root:
         # Nothing to anchor an absolute path to; a relative one stays inside
         # unless it climbs out.
         relative = posixpath.normpath(path)
         return not posixpath.isabs(path) and relative != ".." and not relative.startswith("../")
-    root = posixpath.normpath(cwd)
-    target = posixpath.normpath(posixpath.join(root, path))
-    return target == root or target.startswith(root.rstrip("/") + "/")
+    top = posixpath.normpath(root)
+    target = posixpath.normpath(posixpath.join(cwd or top, path))
+    return target == top or target.startswith(top.rstrip("/") + "/")
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a tool call runs: the session's tree and the directories it may be in now.
+
+    `cwds` holds more than one directory when a `cd` may or may not have taken
+    effect (`cd sub; ...` after a failed `cd`, a harness that may not keep the
+    shell's directory): a path counts as inside only when it is inside from each.
+    `readable` are files outside the tree whose content is known to be trusted
+    output (a background run of a trusted command, spilled to a file by the harness).
+    """
+
+    root: str
+    cwds: frozenset[str]
+    readable: frozenset[str] = frozenset()
+
+    def inside(self, path: str) -> bool:
+        if posixpath.isabs(path) and posixpath.normpath(path) in self.readable:
+            return True
+        return all(path_is_inside(path, cwd, self.root) for cwd in self.cwds)
+
+    def resolve(self, path: str) -> frozenset[str]:
+        """Where `cd path` may land, from each current directory."""
+        return frozenset(posixpath.normpath(posixpath.join(cwd or self.root, path)) for cwd in self.cwds)
+
+
+# The repository's own tools: commands whose output is the person's environment
+# speaking (their tests, their build, their linters) rather than content fetched
+# from elsewhere, as long as every path they are given lies inside the tree. Each
+# entry is the leading words of a command. Dependency installs and anything that
+# talks to a network (`npm install`, `mix deps.get`, `git pull`) are not listed,
+# and neither is a server (`mix phx.server`): its log holds whatever requests reached
+# it. `[learning] trusted_commands` replaces this list.
+DEFAULT_TRUSTED_COMMANDS: tuple[str, ...] = (
+    "make", "pytest", "ruff", "mypy", "black", "tsc", "eslint", "prettier",
+    "python -m pytest", "python -m unittest", "python -m mypy", "python -m ruff", "python -m black",
+    "python -m compileall", "python -m py_compile",
+    "python3 -m pytest", "python3 -m unittest", "python3 -m mypy", "python3 -m ruff", "python3 -m black",
+    "python3 -m compileall", "python3 -m py_compile",
+    "mix test", "mix compile", "mix format", "mix credo", "mix dialyzer",
+    "cargo test", "cargo build", "cargo check", "cargo clippy", "cargo fmt",
+    "go test", "go build", "go vet", "go fmt",
+    "npm test", "npm run", "yarn test", "yarn run", "yarn lint", "pnpm test", "pnpm run", "pnpm lint",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TrustedCommands:
+    """The commands whose output counts as the repository's own (see DEFAULT_TRUSTED_COMMANDS)."""
+
+    entries: tuple[tuple[str, ...], ...]
+
+    @classmethod
+    def of(cls, texts: Iterable[str]) -> TrustedCommands:
+        """From entries such as "mix test"; ValueError naming one that cannot be read."""
+        entries = []
+        for text in texts:
+            try:
+                words = tuple(shlex.split(text))
+            except ValueError:
+                words = ()
+            if not words or any(not w or set(w) & OPERATOR_CHARS or w.startswith("$") for w in words):
+                msg = f'"{text}" is not a command (its leading words, e.g. "mix test")'
+                raise ValueError(msg)
+            entries.append(words)
+        return cls(tuple(entries))
+
+    def matches(self, words: Sequence[str]) -> bool:
+        return any(tuple(words[: len(entry)]) == entry for entry in self.entries)
 
 
 # Programs that read, search, compare or rearrange files and print what they found.
@@ -57,221 +138,135 @@ _LOCAL_GIT = frozenset(
         "check-ignore", "version",
     )
 )  # fmt: skip
-# Runners of the repository's own tests, builds and linters, with the
-# subcommands that stay local (None: any). Their output is the repository's code
-# speaking; dependency installs (`mix deps.get`, `npm install`) are not listed.
-_REPOSITORY_RUNNERS: Mapping[str, frozenset[str] | None] = {
-    "make": None,
-    "pytest": None,
-    "ruff": None,
-    "mypy": None,
-    "black": None,
-    "tsc": None,
-    "eslint": None,
-    "prettier": None,
-    "mix": frozenset(("test", "compile", "format", "credo", "dialyzer")),
-    "cargo": frozenset(("test", "build", "check", "clippy", "fmt")),
-    "go": frozenset(("test", "build", "vet", "fmt")),
-    "npm": frozenset(("test", "run")),
-    "yarn": frozenset(("test", "run", "lint")),
-    "pnpm": frozenset(("test", "run", "lint")),
-}
-# An interpreter runs whatever it is handed (`python -c "urlopen(...)"`), so
-# only named local tool modules are recognised.
-_PYTHONS = frozenset(("python", "python3"))
-_PYTHON_MODULES = frozenset(
-    ("pytest", "unittest", "mypy", "ruff", "black", "compileall", "py_compile")
-)
 _DEVICES = frozenset(("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin"))
-_OPERATOR_CHARS = frozenset(";&|()<>")
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-_HEREDOC = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
 _MAX_COMMAND_CHARS = 20_000
-# What may follow `$` in a parameter expansion (`$(` is a substitution, read apart).
-_EXPANSION_STARTS = frozenset(
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_{@*#?$!-"
-)
+DEFAULT_TRUSTED = TrustedCommands.of(DEFAULT_TRUSTED_COMMANDS)
 
 
-def shell_command_is_local(command: str, cwd: str) -> bool:
-    """Whether a shell command only runs recognised local programs on paths inside `cwd`.
+@dataclass(frozen=True)
+class ShellVerdict:
+    """What reading a command found: whether it stays local, and where its shell may
+    be afterwards (for a harness that keeps one shell across calls)."""
+
+    local: bool
+    cwds: frozenset[str]
+
+
+def shell_command_is_local(command: str, cwd: str, *, root: str | None = None,
+                           trusted: TrustedCommands = DEFAULT_TRUSTED,
+                           readable: frozenset[str] = frozenset()) -> bool:
+    """Whether a shell command only runs recognised local programs on paths inside the tree.
 
     Fails closed: backquotes, unbalanced quotes, an unknown program, a path
     outside, a command run from a substitution -- each makes it not local.
     """
-    if len(command) > _MAX_COMMAND_CHARS:
-        return False
-    unwrapped = _unwrap_shell(command)
-    if unwrapped is None:
-        return False
-    for text in unwrapped:
-        try:
-            lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
-            lexer.whitespace_split = True
-            lexer.commenters = ""
-            words = list(lexer)
-        except ValueError:
-            return False
-        split = _split_simple_commands(words)
-        if split is None:
-            return False
-        commands, redirect_targets = split
-        if not all(t.isdigit() or t == "-" or _word_is_local(t, cwd) for t in redirect_targets):
-            return False
-        if not all(_simple_command_is_local(c, cwd) for c in commands):
-            return False
-    return True
+    place = Place(cwd if root is None else root, frozenset((cwd,)), readable)
+    return read_shell_command(command, place, trusted).local
 
 
-@dataclass
-class _Level:
-    """Scanner state for the command, or for one `$(...)` open inside it."""
+def read_shell_command(command: str, place: Place, trusted: TrustedCommands = DEFAULT_TRUSTED) -> ShellVerdict:
+    """Read a command from `place`: is it local, and where may its shell be afterwards.
 
-    chars: list[str] = field(default_factory=list)
-    quote: str = ""
-    parens: int = 0
-
-
-def _unwrap_shell(command: str) -> list[str] | None:
-    """The command and each `$(...)` inside it as separate texts, with heredoc
-    bodies and comments dropped and unquoted newlines made separators; None when
-    the command cannot be read with confidence.
-
-    A substitution is replaced by the word `_` where it stood, so a command run
-    from one (`$(cmd) args`) names no recognised program.
+    `cd` is followed: after `cd sub && ...` relative paths resolve from sub; where a
+    `cd` may or may not have taken effect (after `;`, in a pipe) both directories
+    are kept, and a subshell's `cd` ends with it.
     """
-    levels = [_Level()]
-    finished: list[str] = []
-    heredocs: list[str] = []
-    i, n = 0, len(command)
-    while i < n:
-        level = levels[-1]
-        ch = command[i]
-        step = 1
-        if level.quote == "'":
-            level.chars.append(ch)
-            level.quote = "" if ch == "'" else "'"
-        elif ch == "\\":
-            level.chars.append(command[i : i + 2])
-            step = 2
-        elif ch == "`":
-            return None
-        elif ch == "$" and command[i + 1 : i + 2] in _EXPANSION_STARTS:
-            return None  # `$HOME/.netrc`: a path no reading of the text can place
-        elif command.startswith("$(", i) or (
-            not level.quote and command[i : i + 2] in ("<(", ">(")
-        ):
-            levels.append(_Level())
-            step = 2
-        elif ch == '"' or (ch == "'" and not level.quote):
-            level.quote = "" if level.quote == ch else ch
-            level.chars.append(ch)
-        elif level.quote:
-            level.chars.append(ch)
-        elif ch == "#" and (i == 0 or command[i - 1] in " \t\n;&|()"):
-            end = command.find("\n", i)
-            step = (n if end == -1 else end) - i
-        elif ch == ")" and level.parens == 0 and len(levels) > 1:
-            finished.append("".join(level.chars))
-            levels.pop()
-            levels[-1].chars.append(" _ ")
-        elif ch in "()":
-            level.parens = max(level.parens + (1 if ch == "(" else -1), 0)
-            level.chars.append(ch)
-        elif command.startswith("<<", i) and not command.startswith("<<<", i):
-            match = _HEREDOC.match(command, i)
-            if match is None:
+    closed = ShellVerdict(False, place.cwds)
+    if len(command) > _MAX_COMMAND_CHARS:
+        return closed
+    unwrapped = unwrap_shell(command)
+    if unwrapped is None:
+        return closed
+    after = place.cwds
+    for number, text in enumerate(unwrapped):
+        words = shell_words(text)
+        items = None if words is None else shell_items(words)
+        if items is None:
+            return closed
+        # A substitution runs from wherever the shell was; reading it from where the
+        # command started is stricter, as every directory a `cd` may reach lies
+        # inside the tree, and a deeper directory only keeps more paths inside.
+        cwds = _walk(items, place, trusted)
+        if cwds is None:
+            return closed
+        if number == 0:
+            after = cwds
+    return ShellVerdict(True, after)
+
+
+def _walk(items: list[tuple[str, list[str]]], place: Place, trusted: TrustedCommands) -> frozenset[str] | None:
+    """Check each simple command from the directories it may run in; the directories at
+    the end, or None when something is not local."""
+    here = place
+    saved: list[Place] = []
+    landed: frozenset[str] | None = None  # where the last `cd` goes, until its separator says how sure
+    for kind, words in items:
+        if kind == "redirect":
+            if not all(t.isdigit() or t == "-" or _word_is_local(t, here) for t in words):
                 return None
-            heredocs.append(match.group(2))
-            level.chars.append(f"<< {match.group(2)}")
-            step = match.end() - i
-        elif ch == "\n":
-            level.chars.append("\n;")
-            step = _skip_heredoc_bodies(command, i + 1, heredocs) - i
-            heredocs = []
-        else:
-            level.chars.append(ch)
-        i += step
-    if len(levels) != 1 or levels[0].quote:
-        return None
-    return ["".join(levels[0].chars), *finished]
+            continue
+        if kind == "command":
+            if not _simple_command_is_local(words, here, trusted):
+                return None
+            landed = _cd_target(words, here)
+            continue
+        operator = words[0]
+        if landed is not None:
+            # `cd x && next` runs next only in x; any other separator leaves both possible.
+            cwds = landed if operator == "&&" else here.cwds | landed
+            here = Place(here.root, cwds, here.readable)
+            landed = None
+        if operator == "(":
+            saved.append(here)
+        elif operator == ")" and saved:
+            here = saved.pop()
+    if landed is not None:
+        here = Place(here.root, here.cwds | landed, here.readable)
+    return here.cwds
 
 
-def _skip_heredoc_bodies(command: str, start: int, delimiters: list[str]) -> int:
-    """Where the command goes on after the bodies of the heredocs just opened."""
-    position = start
-    for delimiter in delimiters:
-        while position < len(command):
-            end = command.find("\n", position)
-            end = len(command) if end == -1 else end
-            line = command[position:end]
-            position = end + 1
-            if line.strip() == delimiter:
-                break
-    return min(position, len(command))
-
-
-def _split_simple_commands(words: list[str]) -> tuple[list[list[str]], list[str]] | None:
-    commands: list[list[str]] = []
-    targets: list[str] = []
-    current: list[str] = []
-    expect_target = False
-    for word in words:
-        if expect_target:
-            targets.append(word)
-            expect_target = False
-        elif word and set(word) <= _OPERATOR_CHARS:
-            if "<" in word or ">" in word:
-                expect_target = True
-            elif current:
-                commands.append(current)
-                current = []
-        else:
-            current.append(word)
-    if expect_target:
-        return None
-    if current:
-        commands.append(current)
-    return commands, targets
-
-
-def _word_is_local(word: str, cwd: str) -> bool:
+def _word_is_local(word: str, place: Place) -> bool:
     candidates = [word]
     if word.startswith("-") and "=" in word:
         candidates.append(word.split("=", 1)[1])
     for candidate in candidates:
         looks_like_path = candidate.startswith(("/", "~")) or ".." in candidate.split("/")
-        if looks_like_path and candidate not in _DEVICES and not path_is_inside(candidate, cwd):
+        if looks_like_path and candidate not in _DEVICES and not place.inside(candidate):
             return False
     return True
 
 
-def _simple_command_is_local(words: list[str], cwd: str) -> bool:
+def _cd_target(words: list[str], place: Place) -> frozenset[str] | None:
+    """Where a `cd`/`pushd` command goes (already checked to be inside), or None."""
     while words and _ASSIGNMENT.match(words[0]):
-        if not _word_is_local(words[0].split("=", 1)[1], cwd):
+        words = words[1:]
+    if not words or words[0] not in ("cd", "pushd"):
+        return None
+    targets = [a for a in words[1:] if not a.startswith("-")]
+    return place.resolve(targets[0]) if targets else None
+
+
+def _simple_command_is_local(words: list[str], place: Place, trusted: TrustedCommands) -> bool:
+    while words and _ASSIGNMENT.match(words[0]):
+        if not _word_is_local(words[0].split("=", 1)[1], place):
             return False
         words = words[1:]
     if not words:
         return True
-    if not all(_word_is_local(w, cwd) for w in words):
+    if not all(_word_is_local(w, place) for w in words):
         return False
     program, arguments = words[0], words[1:]
     if program in ("cd", "pushd"):
         # Bare `cd` goes home and `cd -` goes back: out of the tree, by no path.
+        # A relative target must stay inside too: `cd sub` is, `cd ..` from the top is not.
         targets = [a for a in arguments if not a.startswith("-")]
-        return bool(targets) and "-" not in arguments
+        return bool(targets) and "-" not in arguments and place.inside(targets[0])
     if program in _LOCAL_PROGRAMS:
         return not (program == "find" and _FIND_RUNNERS.intersection(arguments))
     if program == "git":
         # `git -c` can name a program for git to run (a pager, a diff driver).
         return "-c" not in arguments and _git_subcommand(arguments) in _LOCAL_GIT
-    if program in _PYTHONS:
-        return arguments[:1] == ["-m"] and arguments[1:2] != [] and arguments[1] in _PYTHON_MODULES
-    if program in _REPOSITORY_RUNNERS:
-        allowed = _REPOSITORY_RUNNERS[program]
-        subcommand = next((a for a in arguments if not a.startswith("-")), "")
-        return allowed is None or subcommand in allowed
-    return False
+    return trusted.matches(words)
 
 
 def _git_subcommand(arguments: list[str]) -> str:

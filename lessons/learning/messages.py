@@ -14,6 +14,7 @@ downstream reads those labels and never re-guesses them from the text.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,6 +173,24 @@ def _skip_rest_of_line(stream: BinaryIO) -> None:
         chunk = stream.readline(MAX_LINE_BYTES)
         if not chunk or chunk.endswith(b"\n"):
             return
+
+
+# "/model", "/mcp", "/review the diff": a command to the harness, not words to the agent.
+_SLASH_COMMAND = re.compile(r"/[\w:.-]+(?:\s|$)")
+
+
+# Terminal key sequences (arrows, function keys) that leak into recorded input.
+_ESCAPE_SEQUENCE = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|O.|.)?")
+
+
+def is_control_input(text: str) -> bool:
+    """Whether a person's line is control input rather than words to the agent: a slash
+    command for the harness, or keys with no letter or digit in them once terminal
+    escape sequences are gone (an arrow key, a lone "?"). Neither says anything a rule
+    could be made of."""
+    stripped = text.strip()
+    words = _ESCAPE_SEQUENCE.sub("", stripped)
+    return bool(_SLASH_COMMAND.match(stripped)) or not any(ch.isalnum() for ch in words)
 
 
 def scrub(text: str) -> str:

@@ -23,7 +23,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from lessons.learning.interventions import Intervention, MinedIntervention, MinedSession, Trigger
+from lessons.learning.interventions import Intervention, MinedIntervention, MinedSession, Trigger, problems_note
 from lessons.learning.messages import clip
 from lessons.learning.provenance import learnable
 from lessons.learning.store_io import (
@@ -203,11 +203,12 @@ class SourceToMine:
     extent: int
     interventions: tuple[MinedIntervention, ...]
     error: str = ""
+    problems: str = ""  # the lines its reader skipped, for the person (see `problems_note`)
 
 
 def sources_from_sessions(sessions: Sequence[MinedSession]) -> list[SourceToMine]:
     return [SourceToMine(s.transcript.session_id, str(s.path), len(s.transcript.messages), s.interventions,
-                         s.error) for s in sessions]
+                         s.error, problems_note(s.path, s.transcript.problems)) for s in sessions]
 
 
 @dataclass
@@ -244,6 +245,8 @@ def reflect_sources(store: Store, sources: Sequence[SourceToMine], provider: Pro
         if before is not None and before >= source.extent:
             outcome.already_mined += 1
             continue
+        if source.problems:
+            outcome.problems.append(source.problems)
         found, complete = _reflect_source(store, tip, source, before, provider, outcome, clock)
         reflections.extend(found)
         if complete:

@@ -70,6 +70,9 @@ class Reflection:
     source_path: str = ""
     message_index: int = -1
     aftermath: str = ""
+    refused_tool: str = ""
+    refused: str = ""
+    files: tuple[str, ...] = ()
 
     def learnable(self) -> bool:
         """Only clean reflections feed learning; there is no switch that loosens this."""
@@ -106,6 +109,9 @@ def reflection_from_record(doc: Mapping[str, object]) -> Reflection:
         source_path=text("source_path"),
         message_index=index if isinstance(index, int) and not isinstance(index, bool) else -1,
         aftermath=text("aftermath"),
+        refused_tool=text("refused_tool"),
+        refused=text("refused"),
+        files=tuple(str(f) for f in files) if isinstance(files := doc.get("files"), list) else (),
     )
 
 
@@ -114,7 +120,7 @@ def make_reflection(intervention: Intervention, origin: Origin, *, directive: st
                     confidence: float | None = None) -> dict:
     """The record of one reflection, with every field the contract names."""
     trigger = str(intervention.trigger)
-    return {
+    doc: dict[str, object] = {
         "id": reflection_id(intervention.session_id, trigger, intervention.message_index),
         "session_id": intervention.session_id,
         "trigger": trigger,
@@ -133,6 +139,12 @@ def make_reflection(intervention: Intervention, origin: Origin, *, directive: st
         "source_path": source_path,
         "message_index": intervention.message_index,
     }
+    # Optional fields, present only where they say something.
+    if intervention.refused_tool:
+        doc.update(refused_tool=intervention.refused_tool, refused=intervention.refused)
+    if intervention.files:
+        doc["files"] = list(intervention.files)
+    return doc
 
 
 def reflection_put(doc: Mapping[str, object]) -> Put:
