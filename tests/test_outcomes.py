@@ -120,8 +120,8 @@ def test_a_rule_learned_from_failres_outcomes_is_accepted_rides_in_the_next_prom
     prompt = story.failres("prompt", "rr", "t3", "--mode", "implement", "--plan", str(story.plan))
     assert f"- {WIDENING_RULE}" in prompt
     story.run("t3", expect=0)
-    shown = (story.top / ".git" / "failres" / "prompts" / "rr" / "t3")
-    assert any(WIDENING_RULE in p.read_text() for p in shown.glob("*.md")), "the seat was given the rule"
+    shown = (story.top / ".git" / "failres" / "logs" / "rr" / "t3")
+    assert any(WIDENING_RULE in p.read_text() for p in shown.glob("*/*/prompt.md")), "the seat was given the rule"
     (learned,) = story.json("rules")["domains"][0]["learned"]
     assert (learned["id"], learned["in_prompts"]) == (rule["id"], True)
     tally = learned["tally"]
