@@ -196,6 +196,7 @@ class LoggedRequest:
     path: str
     body: dict
     step: int | None  # the script step that answered it; None for a request outside the script
+    credential: str = ""  # the key the agent sent (x-api-key, or the bearer token): whose login it used
 
 
 @dataclass
@@ -244,7 +245,8 @@ class ModelServer:
         """Step `turns`; past the end of the script, a closing text turn so the agent stops."""
         return self.script[turns] if turns < len(self.script) else Step(text="Done.")
 
-    def answer(self, method: str, path: str, body: dict) -> tuple[int | None, Iterable[bytes] | dict]:
+    def answer(self, method: str, path: str, body: dict,
+               credential: str = "") -> tuple[int | None, Iterable[bytes] | dict]:
         """The step number and the reply (an SSE stream, or a JSON body) for one request."""
         route = path.split("?")[0]
         number = next(self._ids)
@@ -273,7 +275,7 @@ class ModelServer:
         else:
             reply = {}
         with self._lock:
-            self.requests.append(LoggedRequest(method, path, body, step_number))
+            self.requests.append(LoggedRequest(method, path, body, step_number, credential))
         return step_number, reply
 
 
@@ -292,6 +294,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
+    def _credential(self) -> str:
+        bearer = self.headers.get("Authorization", "")
+        return self.headers.get("x-api-key") or bearer.removeprefix("Bearer ").strip()
+
     def do_HEAD(self) -> None:  # noqa: N802 - the stdlib's name
         self.send_response(200)
         self.send_header("Content-Length", "0")
@@ -309,7 +315,8 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._send_json(400, {"error": {"message": "the body is not JSON"}})
             return
-        _, reply = self.model_server.answer("POST", self.path, body if isinstance(body, dict) else {})
+        _, reply = self.model_server.answer("POST", self.path, body if isinstance(body, dict) else {},
+                                            credential=self._credential())
         if isinstance(reply, dict):
             self._send_json(200, reply)
             return
