@@ -63,8 +63,11 @@ aider_cli() {
     fi
     local started=$SECONDS
     rm -rf "$prefix"
+    # pip's output goes to a log, shown only when the install fails (a clean install is silent).
+    local log="$root/aider-install.log"
     if ! "$python" -m venv "$prefix" \
-        || ! "$prefix/bin/pip" install -q --disable-pip-version-check "aider-chat==$AIDER_VERSION" >&2; then
+        || ! "$prefix/bin/pip" install -q --disable-pip-version-check "aider-chat==$AIDER_VERSION" >"$log" 2>&1; then
+      tail -n 40 "$log" >&2
       echo "error: pip install aider-chat==$AIDER_VERSION failed" >&2
       return 1
     fi
