@@ -227,7 +227,9 @@ class ModelServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, name="model-server", daemon=True).start()
+        # A short poll interval: shutdown() waits up to one interval, at every test's teardown.
+        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="model-server",
+                         daemon=True).start()
         return self
 
     def stop(self) -> None:
