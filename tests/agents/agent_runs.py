@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +25,7 @@ from failres.agents.homes import prepare_agent_homes
 from failres.agents.recipes import recipe_toml
 from failres.config import parse_config
 from failres.placeholders import render_command
+from model_server import ModelServer, Step
 
 # Read now: the isolated_home fixture removes FAILRES_* and moves HOME before each test.
 _AGENTS_ROOT = Path(os.environ.get("FAILRES_TEST_AGENTS")
@@ -48,6 +49,23 @@ def agent_binary(name: str) -> Path:
     if IN_CI:
         pytest.fail(f"CI=true: {reason}")
     pytest.skip(reason)
+
+
+# A fixture here, not in a conftest.py: a second conftest module would shadow tests/conftest.py
+# for the test modules that import from it. Test modules import it by name.
+@pytest.fixture
+def model_server() -> Iterator[Callable[[list[Step]], ModelServer]]:
+    """Start a scripted model server; every one started is stopped after the test."""
+    started: list[ModelServer] = []
+
+    def start(script: list[Step]) -> ModelServer:
+        server = ModelServer(script).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -7,7 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from agent_runs import APP, agent_binary, git, make_workspace, run_health, run_recipe
+from agent_runs import APP, agent_binary, git, make_workspace, run_health, run_recipe, model_server  # noqa: F401 - model_server is a fixture
 from failres.agents.homes import find_transcripts, transcript_places
 from model_server import codex_exec, codex_patch, say
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import urllib.request
 
+from agent_runs import model_server  # noqa: F401 - a fixture
 from model_server import ModelServer, anthropic_turns, claude_tools, codex_exec, responses_turns, say
 
 
