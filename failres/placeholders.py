@@ -17,6 +17,9 @@ PLACEHOLDERS: tuple[str, ...] = (
     "mode",
     "prompt_file",
     "attempt",
+    # A fresh directory per dispatch, outside the workspace and kept with that dispatch's
+    # logs: where an agent's own state (config dir, session transcript, chat history) goes,
+    # so none of it lands in the workspace or in the person's home.
     "dispatch_dir",
 )
 # Placeholders a seat's command and environment may not use: a seat is not told where

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pygit2
 
+from failres.agents.recipes import AGENTS, gate_command_for, recipe_toml
 from failres.config import CONFIG_FILE, parse_config
 from failres.errors import UsageError
 from failres.hooks import HooksReport, install_hooks
@@ -30,10 +31,25 @@ class InitResult:
     hooks_problem: str | None = None
 
 
-def starter_config(branch: str) -> str:
-    """The configuration `init` writes: the detected integration branch, the rest commented."""
+def starter_config(branch: str, agent: str | None = None, top_level_names: tuple[str, ...] = ()) -> str:
+    """The configuration `init` writes: the detected integration branch, the rest commented.
+
+    With an agent, its recipe follows (a gate guessed from the project's top-level
+    files, the binding, the seats), so the first `git failres run` works as written.
+    """
     template = files("failres").joinpath("data/starter.toml").read_text(encoding="utf-8")
-    return template.replace("{branch}", branch)
+    text = template.replace("{branch}", branch)
+    if agent is None:
+        return text
+    heading = f"# ---- written by `git failres init --agent {agent}` ----"
+    return f"{text}\n{heading}\n\n{recipe_toml(agent, gate_command_for(top_level_names))}"
+
+
+def check_agent(agent: str | None) -> None:
+    """UsageError for an agent without a recipe, naming the ones there are."""
+    if agent is not None and agent not in AGENTS:
+        msg = f'no recipe for agent "{agent}"'
+        raise UsageError(msg, hint="choose one of: " + ", ".join(AGENTS))
 
 
 def current_branch(repo: pygit2.Repository) -> str:
@@ -47,7 +63,8 @@ def current_branch(repo: pygit2.Repository) -> str:
     return "main"
 
 
-def init_repository(top: Path, *, force: bool = False, hooks: bool = True) -> InitResult:
+def init_repository(top: Path, *, force: bool = False, hooks: bool = True, agent: str | None = None) -> InitResult:
+    check_agent(agent)
     path = top / CONFIG_FILE
     repo = pygit2.Repository(str(top))
     wrote = False
@@ -58,7 +75,8 @@ def init_repository(top: Path, *, force: bool = False, hooks: bool = True) -> In
             msg = f"{path} exists and is not a file"
             raise UsageError(msg)
     else:
-        text = starter_config(current_branch(repo))
+        names = tuple(sorted(entry.name for entry in top.iterdir())) if agent else ()
+        text = starter_config(current_branch(repo), agent, names)
         config = parse_config(text, CONFIG_FILE)  # never write a file we could not load ourselves
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(text, encoding="utf-8")

@@ -12,13 +12,16 @@ from failres.cli.common import console, emit_json, open_context
 def init(
     force: bool = typer.Option(False, "--force", help="Overwrite an existing .failres.toml."),
     no_hooks: bool = typer.Option(False, "--no-hooks", help="Do not install the merge hooks."),
+    agent: str = typer.Option(None, "--agent", metavar="claude|codex|aider|script",
+                              help="Also write a working gate, binding and seats for this agent."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Write .failres.toml, create the store ref, install the hooks."""
-    from failres.setup import init_repository
+    from failres.setup import check_agent, init_repository
 
+    check_agent(agent)  # before anything is opened or written
     ctx = open_context()
-    result = init_repository(ctx.top, force=force, hooks=not no_hooks)
+    result = init_repository(ctx.top, force=force, hooks=not no_hooks, agent=agent)
     document = {
         "config": str(result.config_path),
         "wroteConfig": result.wrote_config,

@@ -1,0 +1,166 @@
+"""A config directory of its own for each dispatch, with the person still logged in.
+
+The recipes point Claude Code's `CLAUDE_CONFIG_DIR` and Codex's `CODEX_HOME` into the
+dispatch directory, so an agent's state and session transcript stay out of the
+workspace and each dispatch's transcript is found beside its logs. Those directories
+are also where the CLIs keep the person's login (`.credentials.json`, `auth.json`)
+and settings (`settings.json`, `config.toml`: the model, the provider, an
+`apiKeyHelper`): a fresh directory alone would log the person out. So the person's
+files are linked in (`home_links`, pure; `prepare_agent_homes`, the shell), and a login
+the agent refreshed during the run (OAuth tokens rotate; a CLI that rewrites its file
+by rename leaves a new file where the link was) is carried back to the person's file
+(`carry_back_logins`), or the person's next run would hold a spent refresh token.
+
+Where each CLI leaves its transcript, measured (tests/agents/): Claude Code under
+`$CLAUDE_CONFIG_DIR/projects/<cwd with "/" and "." as "-">/<session>.jsonl`; Codex
+under `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<session>.jsonl`; aider in the
+files its `--chat-history-file` and `--llm-history-file` name (`transcript_places`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class AgentHome:
+    """Where one CLI keeps its state, and which of the person's files it needs there."""
+
+    agent: str
+    variable: str                   # the environment variable naming the directory
+    default: str                    # relative to HOME when the variable is unset
+    login_files: tuple[str, ...]    # linked in, and carried back when the agent refreshes them
+    config_files: tuple[str, ...]   # linked in: the person's model, provider and key helper
+    transcripts: str                # glob, relative to the directory
+
+
+AGENT_HOMES: tuple[AgentHome, ...] = (
+    AgentHome("claude", "CLAUDE_CONFIG_DIR", ".claude", (".credentials.json",), ("settings.json",),
+              "projects/*/*.jsonl"),
+    AgentHome("codex", "CODEX_HOME", ".codex", ("auth.json",), ("config.toml",),
+              "sessions/*/*/*/rollout-*.jsonl"),
+)
+
+# aider's transcripts are files its command line names, not a directory.
+_AIDER_TRANSCRIPT_FLAGS = ("--chat-history-file", "--llm-history-file")
+
+
+@dataclass(frozen=True)
+class HomeLink:
+    """One of the person's files, and where the agent looks for it in its dispatch's home."""
+
+    source: Path
+    target: Path
+    login: bool
+
+
+@dataclass(frozen=True)
+class TranscriptPlace:
+    """Where a dispatch's transcript will be: files matching `pattern` under `directory`."""
+
+    agent: str
+    directory: Path
+    pattern: str
+
+
+def _person_home_of(agent_home: AgentHome, person_env: Mapping[str, str], home: Path) -> Path:
+    configured = person_env.get(agent_home.variable)
+    return Path(configured).expanduser() if configured else home / agent_home.default
+
+
+def dispatch_homes(seat_env: Mapping[str, str], person_env: Mapping[str, str],
+                   home: Path) -> tuple[tuple[AgentHome, Path], ...]:
+    """The agent homes a seat's environment moves away from the person's own."""
+    moved = []
+    for agent_home in AGENT_HOMES:
+        value = seat_env.get(agent_home.variable)
+        if not value:
+            continue
+        own = Path(value).expanduser()
+        if own != _person_home_of(agent_home, person_env, home):
+            moved.append((agent_home, own))
+    return tuple(moved)
+
+
+def home_links(seat_env: Mapping[str, str], person_env: Mapping[str, str], home: Path) -> tuple[HomeLink, ...]:
+    """The person's login and settings files to link into each moved agent home.
+
+    `seat_env` is the seat's environment with placeholders filled; `person_env` and
+    `home` are failres's own (the person's). A home the seat leaves where it is needs
+    nothing: the agent reads the person's files in place.
+    """
+    links = []
+    for agent_home, own in dispatch_homes(seat_env, person_env, home):
+        person = _person_home_of(agent_home, person_env, home)
+        links += [HomeLink(person / name, own / name, login=True) for name in agent_home.login_files]
+        links += [HomeLink(person / name, own / name, login=False) for name in agent_home.config_files]
+    return tuple(links)
+
+
+def transcript_places(argv: Sequence[str], seat_env: Mapping[str, str]) -> tuple[TranscriptPlace, ...]:
+    """Where the transcripts of a dispatch run as `argv` with `seat_env` will be."""
+    places = [TranscriptPlace(agent_home.agent, Path(seat_env[agent_home.variable]).expanduser(), agent_home.transcripts)
+              for agent_home in AGENT_HOMES if seat_env.get(agent_home.variable)]
+    for flag, value in zip(argv, argv[1:], strict=False):
+        if flag in _AIDER_TRANSCRIPT_FLAGS:
+            path = Path(value)
+            places.append(TranscriptPlace("aider", path.parent, path.name))
+    return tuple(places)
+
+
+# ---- the shell: files on disk ----
+
+def prepare_agent_homes(seat_env: Mapping[str, str], person_env: Mapping[str, str], home: Path) -> tuple[HomeLink, ...]:
+    """Create each moved agent home and link in the person's files that exist; the links made.
+
+    Codex refuses to start when CODEX_HOME does not exist, so the directory is made
+    even when there is nothing to link.
+    """
+    made = []
+    for _, own in dispatch_homes(seat_env, person_env, home):
+        own.mkdir(parents=True, exist_ok=True)
+    for link in home_links(seat_env, person_env, home):
+        if link.source.is_file() and not os.path.lexists(link.target):
+            link.target.symlink_to(link.source)
+            made.append(link)
+    return tuple(made)
+
+
+def carry_back_logins(links: Sequence[HomeLink]) -> tuple[Path, ...]:
+    """Copy each login the agent rewrote in its dispatch home back to the person's file.
+
+    Only a login file that is no longer the link (the agent replaced it), still parses
+    as JSON (a torn or foreign write is never carried) and differs from the person's
+    copy is carried; the person's file is replaced atomically, owner-only.
+    """
+    carried = []
+    for link in links:
+        if not link.login or link.target.is_symlink() or not link.target.is_file():
+            continue
+        fresh = link.target.read_bytes()
+        try:
+            json.loads(fresh)
+        except ValueError:
+            continue
+        if link.source.is_file() and link.source.read_bytes() == fresh:
+            continue
+        staging = link.source.with_name(link.source.name + ".failres-tmp")
+        descriptor = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(fresh)
+        staging.replace(link.source)
+        carried.append(link.source)
+    return tuple(carried)
+
+
+def find_transcripts(places: Sequence[TranscriptPlace]) -> tuple[tuple[str, Path], ...]:
+    """(agent, path) of every transcript file present at `places`, in a stable order."""
+    found = []
+    for place in places:
+        if place.directory.is_dir():
+            found += [(place.agent, path) for path in sorted(place.directory.glob(place.pattern)) if path.is_file()]
+    return tuple(found)
