@@ -17,7 +17,7 @@ from pathlib import PurePosixPath
 
 import pygit2
 
-from failres.decisions import COLLECTION, answer_put, scope_files_of
+from failres.decisions import COLLECTION, WAITING, answer_put, proposal_put, scope_files_of
 from failres.engine.scope import matches_any
 from failres.errors import UsageError
 from failres.journal import event_put, make_event, sequence
@@ -73,7 +73,7 @@ def check_answer(answer: object, protected: Sequence[str]) -> tuple[str, ...]:
 
 
 def answer_decision(store: Store, protected: Sequence[str], prefix: str, answer: object, *, answered_by: str,
-                    force: bool = False) -> AnswerResult:
+                    force: bool = False, accepted_proposal: str | None = None) -> AnswerResult:
     """Record `answer` to the decision whose id starts with `prefix`, with its journal event, in one commit."""
     widened = check_answer(answer, protected)
     decision_id = resolve_id(store, COLLECTION, prefix)
@@ -87,14 +87,54 @@ def answer_decision(store: Store, protected: Sequence[str], prefix: str, answer:
         if decision.get("status") == "answered" and not force:
             msg = f"decision {decision_id} is answered already ({json.dumps(decision.get('answer'))})"
             raise UsageError(msg, hint="add --force to replace the answer; the earlier one stays in the history")
+        extra = {"acceptedProposal": accepted_proposal} if accepted_proposal else {}
         event = make_event("decision-answered", str(decision["slug"]), str(decision["task"]), ts=ts,
-                           decision=decision_id, answer=answer, answeredBy=answered_by, widens=list(widened))
+                           decision=decision_id, answer=answer, answeredBy=answered_by, widens=list(widened),
+                           **extra)
         return change_of([answer_put(decision_id, answer, answered_by, ts), *map(event_put, sequence([event]))])
 
     short = decision_id[:8]
     oid = store.commit(change, f"failres: answer decision {short} ({'widens scope' if widened else 'widens nothing'})")
     after = read_record(store, COLLECTION, decision_id) or {}
     return AnswerResult(after, widened, str(oid))
+
+
+def accept_proposal(store: Store, protected: Sequence[str], prefix: str, *, answered_by: str) -> AnswerResult:
+    """Record the resolver's proposal of a decision as the person's own answer."""
+    decision_id = resolve_id(store, COLLECTION, prefix)
+    decision = read_record(store, COLLECTION, decision_id)
+    if decision is None:
+        msg = f"no decision {decision_id}"
+        raise NotFound(msg)
+    proposal = decision.get("proposal")
+    if decision.get("status") != "proposed" or not isinstance(proposal, Mapping) or "answer" not in proposal:
+        status = decision.get("status")
+        msg = f"decision {decision_id[:8]} has no proposal waiting (it is {status})"
+        hint = "`git failres decisions propose ID` asks the resolver; or answer with --scope-files / --answer-json"
+        raise UsageError(msg, hint=hint)
+    return answer_decision(store, protected, decision_id, proposal["answer"], answered_by=answered_by,
+                           accepted_proposal=str(proposal.get("by", "resolver")))
+
+
+def propose_decision(store: Store, protected: Sequence[str], decision_id: str, answer: object, *,
+                     proposed_by: str) -> None:
+    """Record a resolver's answer as a proposal (and its journal event) in one commit; nothing widens."""
+    check_answer(answer, protected)
+    ts = now_ts()
+
+    def change(tip: pygit2.Commit | None) -> Change:
+        decision = read_record(store, COLLECTION, decision_id, commit=tip)
+        if decision is None:
+            msg = f"no decision {decision_id}"
+            raise NotFound(msg)
+        if decision.get("status") not in WAITING:
+            msg = f"decision {decision_id[:8]} is answered already"
+            raise UsageError(msg)
+        event = make_event("decision-proposed", str(decision["slug"]), str(decision["task"]), ts=ts,
+                           decision=decision_id, proposal={"answer": answer, "by": proposed_by})
+        return change_of([proposal_put(decision_id, answer, proposed_by, ts), *map(event_put, sequence([event]))])
+
+    store.commit(change, f"failres: proposal for decision {decision_id[:8]} by {proposed_by}")
 
 
 def decision_document(decision: Mapping[str, object]) -> dict:
@@ -109,6 +149,7 @@ def decision_document(decision: Mapping[str, object]) -> dict:
         "requests": list(decision.get("requests") or []),
         "status": decision.get("status"),
         "answer": decision.get("answer"),
+        "proposal": decision.get("proposal"),
         "answered_by": decision.get("answered_by"),
         "answered_at": decision.get("answered_at"),
         "lesson": decision.get("lesson"),

@@ -51,6 +51,19 @@ def answer_put(decision_id: str, answer: object, answered_by: str, ts: str | Non
     return amendment_put(COLLECTION, decision_id, amend)
 
 
+# A decision waits for a person while it is "open" or "proposed" (a resolver proposed an
+# answer that a person has not yet taken).
+WAITING = ("open", "proposed")
+
+
+def proposal_put(decision_id: str, answer: object, proposed_by: str, ts: str | None = None) -> Put:
+    """A resolver's proposed answer: recorded beside the decision, widening nothing until a person accepts it."""
+    stamp = ts or now_ts()
+    amend = make_amendment(decision_id, {"status": "proposed",
+                                         "proposal": {"answer": answer, "by": proposed_by, "at": stamp}}, ts=stamp)
+    return amendment_put(COLLECTION, decision_id, amend)
+
+
 def scope_files_of(answer: object) -> tuple[str, ...]:
     """The paths an answer widens the scope by: only `{"scopeFiles": [str, ...]}` counts."""
     if not isinstance(answer, Mapping) or set(answer) != {"scopeFiles"}:

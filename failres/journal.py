@@ -28,6 +28,7 @@ EVENT_FIELDS: Mapping[str, tuple[str, ...]] = {
     "quarantined": ("failClass", "signature", "message", "intHead", "lesson"),
     "decision-requested": ("decision", "files"),
     "decision-answered": ("decision", "answer"),
+    "decision-proposed": ("decision", "proposal"),
     "binding-changed": ("seat", "from", "to"),
     "stop-loss": ("signature", "count"),
     "task-committed": ("commit",),

@@ -1,11 +1,12 @@
-"""`git failres decisions propose ID`: ask the resolver seat for an answer to an open decision.
+"""`git failres decisions propose ID`: ask the resolver seat to propose an answer to an open decision.
 
-The binding named by `[seats] resolver` runs once, in a throw-away detached
-worktree at the integration head (it may read the code; nothing it writes
-reaches the person's checkout or any branch). Its reply is recorded as an answer
-by `resolver:<binding>` only when it parses to exactly `{"scopeFiles": [paths]}`
-and passes the same checks as a person's answer; otherwise the decision stays
-open and the reply is kept in the log for a person to read.
+The binding named by `[seats] resolver` runs once, in a throw-away workspace at the
+integration head (it may read the code; nothing it writes there is kept, and the
+tamper check undoes anything it changes in the person's repository). Its reply
+counts only when it parses to exactly `{"scopeFiles": [paths]}` and passes the same
+checks as a person's answer. Even then it is a *proposal*: the resolver proposes, a
+person decides (`git failres decide ID --accept-proposal`). Only with
+`[seats] resolver_may_answer = true` is the reply recorded as the answer itself.
 """
 
 from __future__ import annotations
@@ -16,15 +17,18 @@ from pathlib import Path
 
 import pygit2
 
-from failres.answering import answer_decision, widening_problem
-from failres.config import Config, render_command
-from failres.decisions import COLLECTION
+from failres.answering import answer_decision, propose_decision, widening_problem
+from failres.config import Config, render_command, worktrees_root
+from failres.decisions import COLLECTION, WAITING
+from failres.engine import reaper
 from failres.engine.process import ProcessResult, run_process
 from failres.engine.run import task_from_journal
-from failres.engine.seats import seat_env
+from failres.engine.seats import seat_env, seat_values
+from failres.engine.tamper import Guard, OwnMoves
 from failres.errors import UsageError
 from failres.gitops import head_commit
-from failres.gitops.git import run_git, try_git
+from failres.gitops.workspace import Workspace, remove_tree
+from failres.repo_location import locate_repo
 from failres.resolver_reply import parse_scope_reply, render_resolver_prompt
 from lessons.records import now_ts, read_record, resolve_id
 from lessons.retrieval import relevant_lessons
@@ -39,10 +43,11 @@ class Proposal:
 
     decision: str
     binding: str
-    accepted: bool
+    accepted: bool  # the reply holds a usable answer (recorded as a proposal, or as the answer)
     answer: dict | None
     reason: str
     log: Path | None
+    answered: bool = False  # recorded as the answer itself (resolver_may_answer)
 
 
 def propose_answer(top: Path, repo: pygit2.Repository, config: Config, store: Store, prefix: str) -> Proposal:
@@ -52,7 +57,7 @@ def propose_answer(top: Path, repo: pygit2.Repository, config: Config, store: St
         raise UsageError(msg, hint='set [seats] resolver = "<binding>" in .failres.toml, or answer with decide')
     decision_id = resolve_id(store, COLLECTION, prefix)
     decision = read_record(store, COLLECTION, decision_id) or {}
-    if decision.get("status") != "open":
+    if decision.get("status") not in WAITING:
         msg = f"decision {decision_id} is answered already"
         raise UsageError(msg, hint="`git failres decide ID --force ...` replaces an answer")
     slug, task_id = str(decision.get("slug")), str(decision.get("task"))
@@ -61,8 +66,13 @@ def propose_answer(top: Path, repo: pygit2.Repository, config: Config, store: St
     prompt = render_resolver_prompt(decision, task_data, relevant_lessons(store, SCOPE_CLASS, 3),
                                     config.scope.protected)
     git_dir = Path(repo.path)
-    result = _run_resolver(top, git_dir, config, binding_name, decision_id, slug, task_id, prompt)
+    result, tampered = _run_resolver(top, git_dir, config, binding_name, decision_id, slug, task_id, prompt,
+                                     store.ref)
     log = _log_reply(git_dir, decision_id, binding_name, result.text)
+    if tampered:
+        return Proposal(decision_id, binding_name, False, None,
+                        "the resolver changed things outside its workspace (undone: " + "; ".join(tampered)
+                        + "); the decision stays open", log)
     if result.timed_out or result.exit_code != 0:
         # A seat that crashed or ran out of time may have printed half a thought: fail closed.
         status = "timed out" if result.timed_out else f"exited {result.exit_code}"
@@ -74,32 +84,44 @@ def propose_answer(top: Path, repo: pygit2.Repository, config: Config, store: St
     problem = widening_problem(answer["scopeFiles"], config.scope.protected)
     if problem is not None:
         return Proposal(decision_id, binding_name, False, answer, f"{problem}; the decision stays open", log)
-    answer_decision(store, config.scope.protected, decision_id, answer, answered_by=f"resolver:{binding_name}")
-    return Proposal(decision_id, binding_name, True, answer, "recorded", log)
+    if config.seats.resolver_may_answer:
+        answer_decision(store, config.scope.protected, decision_id, answer, answered_by=f"resolver:{binding_name}")
+        return Proposal(decision_id, binding_name, True, answer, "recorded as the answer (resolver_may_answer)",
+                        log, answered=True)
+    propose_decision(store, config.scope.protected, decision_id, answer, proposed_by=f"resolver:{binding_name}")
+    return Proposal(decision_id, binding_name, True, answer,
+                    "recorded as a proposal; `git failres decide ID --accept-proposal` makes it the answer", log)
 
 
 def _run_resolver(top: Path, git_dir: Path, config: Config, binding_name: str, decision_id: str, slug: str,
-                  task: str, prompt: str) -> ProcessResult:
+                  task: str, prompt: str, store_ref: str) -> tuple[ProcessResult, list[str]]:
+    """Run the resolver once in a throw-away workspace; its result, and what it tampered with (undone)."""
     binding = config.bindings[binding_name]
-    base = git_dir / "failres" / "resolver"
-    worktree = base / decision_id
-    prompt_file = base / f"{decision_id}.md"
-    base.mkdir(parents=True, exist_ok=True)
+    root = worktrees_root(config, locate_repo(top)) / ".resolver"
+    dispatch_dir = root / f"{decision_id}.dispatch"
+    remove_tree(dispatch_dir)
+    dispatch_dir.mkdir(parents=True)
+    prompt_file = dispatch_dir / "prompt.md"
     prompt_file.write_text(prompt, encoding="utf-8")
-    try_git(top, ["worktree", "remove", "--force", "--force", str(worktree)])
-    run_git(top, ["worktree", "prune"])
-    run_git(top, ["worktree", "add", "--detach", str(worktree), head_commit(top, config.integration.branch)])
+    start = head_commit(top, config.integration.branch)
+    workspace = Workspace.create(path=root / decision_id, git_dir=git_dir,
+                                 state_dir=git_dir / "failres" / "workspaces" / ".resolver" / decision_id,
+                                 branch=f"failres/resolver/{decision_id}", base=start)
+    reaper.become_subreaper()
+    guard = Guard(top, git_dir, store_ref=store_ref, own=OwnMoves())
+    before = guard.capture()
     try:
-        values = {"worktree": str(worktree), "repo": str(top), "slug": slug, "task": task, "mode": "resolve",
-                  "prompt_file": str(prompt_file), "attempt": "1"}
-        result = run_process(render_command(binding.command, values), cwd=worktree,
+        values = seat_values({"worktree": str(workspace.path), "slug": slug, "task": task, "mode": "resolve",
+                              "prompt_file": str(prompt_file), "attempt": "1", "dispatch_dir": str(dispatch_dir)})
+        result = run_process(render_command(binding.command, values), cwd=workspace.path,
                              env=seat_env(values, binding.env), stdin_data=prompt.encode("utf-8"),
                              timeout=binding.timeout, head_bytes=config.output.head_bytes,
                              tail_bytes=config.output.tail_bytes)
     finally:
-        try_git(top, ["worktree", "remove", "--force", "--force", str(worktree)])
-        try_git(top, ["worktree", "prune"])
-    return result
+        tamper = guard.undo(before, slug=slug, task=task)
+        workspace.remove()
+        remove_tree(dispatch_dir)
+    return result, tamper.what
 
 
 def _log_reply(git_dir: Path, decision_id: str, binding: str, reply: str) -> Path | None:

@@ -156,23 +156,51 @@ def test_decisions_json_carries_the_contract_fields(asked: LoopProject, cli) -> 
 # ── the resolver seat ───────────────────────────────────────────────────────
 
 
-def configure_resolver(project: LoopProject, reply: str, exit_code: int = 0) -> None:
+def configure_resolver(project: LoopProject, reply: str, exit_code: int = 0, *, may_answer: bool = False) -> None:
     script = project.tmp / "resolver.py"
     script.write_text(f"import sys\nsys.stdin.read()\nsys.stdout.write({reply!r})\nsys.exit({exit_code})\n")
     project.configure([ASK_FOR_DOCS, FIX_WITH_DOCS], protected=("secrets/**",), resolver="resolver",
+                      resolver_may_answer=may_answer,
                       extra=f"[bindings.resolver]\ncommand = {json.dumps([sys.executable, str(script)])}\n")
 
 
-def test_a_resolver_reply_in_the_exact_shape_inside_prose_is_recorded(asked: LoopProject, cli) -> None:
+def test_a_resolver_reply_in_the_exact_shape_is_a_proposal_that_widens_nothing_until_a_person_accepts_it(
+        asked: LoopProject, cli) -> None:
     configure_resolver(asked, 'I looked.\n```json\n{"scopeFiles": ["docs/notes.md"]}\n```\nThat is all.')
     result = cli(asked.top, "decisions", "propose", asked.decision_id()[:6], "--json")
     assert result.code == 0, result.err
-    assert json.loads(result.out)["accepted"] is True
+    assert json.loads(result.out)["accepted"] is True and json.loads(result.out)["answered"] is False
+    [decision] = decisions_json(asked, cli)
+    assert (decision["status"], decision["answer"]) == ("proposed", None)
+    assert decision["proposal"]["answer"] == {"scopeFiles": ["docs/notes.md"]}
+    assert decision["proposal"]["by"] == "resolver:resolver"
+    assert widened(asked) == ()  # a proposal widens nothing
+    assert [d["id"] for d in decisions_json(asked, cli, "--open")] == [decision["id"]]  # still waits for a person
+    accepted = cli(asked.top, "decide", decision["id"][:6], "--accept-proposal", "--json")
+    assert accepted.code == 0, accepted.err
+    [decision] = decisions_json(asked, cli)
+    assert (decision["status"], decision["answer"]) == ("answered", {"scopeFiles": ["docs/notes.md"]})
+    assert decision["answered_by"] == "Test Person <test@example.com>"  # the person, not the resolver
+    assert widened(asked) == ("docs/notes.md",)
+    answered = [e for e in asked.events() if e["type"] == "decision-answered"]
+    assert answered[-1]["acceptedProposal"] == "resolver:resolver"
+
+
+def test_accepting_a_proposal_that_is_not_there_is_refused_and_writes_nothing(asked: LoopProject, cli) -> None:
+    tip = asked.store_tip()
+    result = cli(asked.top, "decide", asked.decision_id(), "--accept-proposal")
+    assert result.code == 2 and "has no proposal waiting" in result.err
+    assert asked.store_tip() == tip
+
+
+def test_with_resolver_may_answer_the_reply_is_recorded_as_the_answer(asked: LoopProject, cli) -> None:
+    configure_resolver(asked, '{"scopeFiles": ["docs/notes.md"]}', may_answer=True)
+    result = cli(asked.top, "decisions", "propose", asked.decision_id()[:6], "--json")
+    assert result.code == 0, result.err
     [decision] = decisions_json(asked, cli)
     assert decision["answer"] == {"scopeFiles": ["docs/notes.md"]}
     assert decision["answered_by"] == "resolver:resolver"
     assert widened(asked) == ("docs/notes.md",)
-    assert not list((asked.top / ".git" / "failres" / "resolver").glob("*/"))  # its worktree is gone
 
 
 @pytest.mark.parametrize("reply", ["no idea", '{"scopeFiles": "docs/notes.md"}', '["docs/notes.md"]',
@@ -234,9 +262,11 @@ def test_a_configured_resolver_is_asked_as_soon_as_a_scope_quarantine_raises_a_d
     configure_resolver(project, '{"scopeFiles": ["docs/notes.md"]}')
     project.run(cli, expect=1)
     [decision] = decisions_json(project, cli)
-    assert decision["status"] == "answered" and decision["answered_by"] == "resolver:resolver"
+    assert decision["status"] == "proposed" and decision["answer"] is None
     types = [e["type"] for e in project.events()]
-    assert types.index("decision-requested") < types.index("decision-answered")
+    assert types.index("decision-requested") < types.index("decision-proposed")
+    assert "decision-answered" not in types  # the resolver proposes, a person decides
+    assert cli(project.top, "decide", decision["id"], "--accept-proposal").code == 0
     project.run(cli, expect=0)  # the widened scope lets the same fix land
 
 

@@ -67,7 +67,7 @@ class LoopProject:
         self.agent.write_text(AGENT)
 
     def configure(self, turns: list[dict], *, binding: str = "impl", protected: tuple[str, ...] = (),
-                  resolver: str | None = None, extra: str = "") -> None:
+                  resolver: str | None = None, resolver_may_answer: bool = False, extra: str = "") -> None:
         """Write .failres.toml: the check as gate, `binding` as implementer playing `turns`, no fixer."""
         script = self.tmp / f"{binding}.json"
         script.write_text(json.dumps(turns))
@@ -83,6 +83,8 @@ class LoopProject:
         ]
         if resolver:
             lines.append(f'resolver = "{resolver}"')
+        if resolver_may_answer:
+            lines.append("resolver_may_answer = true")
         lines += ["[repair]", "max_attempts = 0", "[scope]", f"protected = {json.dumps(list(protected))}"]
         (self.top / ".failres.toml").write_text("\n".join(lines) + "\n" + extra)
 

@@ -86,7 +86,7 @@ def _result_object(stdout_text: str) -> dict | None:
             continue
         try:
             document = json.loads(candidate)
-        except ValueError:
+        except (ValueError, RecursionError):  # a seat prints any bytes, deep nesting included
             continue
         if isinstance(document, dict) and document.get("type") == "result":
             return document

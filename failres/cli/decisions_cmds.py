@@ -36,7 +36,9 @@ def decisions(
     for problem in problems:
         err_console().print(f"warning: skipped unreadable record {problem}", markup=False)
     if open_only:
-        found = [d for d in found if d.get("status") == "open"]
+        from failres.decisions import WAITING
+
+        found = [d for d in found if d.get("status") in WAITING]
     documents = [decision_document(d) for d in found]
     if json_out:
         emit_json(documents)
@@ -53,6 +55,9 @@ def decisions(
     for d in documents:
         requests = "; ".join(f"{r.get('file')}: {r.get('reason')}" for r in d["requests"])
         answer = "" if d["answer"] is None else json.dumps(d["answer"], ensure_ascii=False)
+        proposal = d.get("proposal")
+        if d["answer"] is None and isinstance(proposal, dict):
+            answer = f"proposed by {proposal.get('by')}: {json.dumps(proposal.get('answer'), ensure_ascii=False)}"
         # Text cells: requests and answers are data; "[...]" in them must not be read as markup.
         table.add_row(*map(Text, (str(d["id"])[:8], f"{d['slug']}/{d['task']}", str(d["status"]),
                                   ", ".join(d["files"]), requests, answer)))
@@ -71,11 +76,16 @@ def propose(
     proposal = propose_answer(repo.top, repo.repo, repo.config, repo.store, decision_id)
     if json_out:
         emit_json({"decision": proposal.decision, "binding": proposal.binding, "accepted": proposal.accepted,
-                   "answer": proposal.answer, "reason": proposal.reason,
+                   "answered": proposal.answered, "answer": proposal.answer, "reason": proposal.reason,
                    "log": str(proposal.log) if proposal.log else None})
-    elif proposal.accepted:
+    elif proposal.answered:
         console().print(f"decision {proposal.decision[:8]} answered by resolver:{proposal.binding}: "
                         f"{json.dumps(proposal.answer)}", markup=False)
+    elif proposal.accepted:
+        console().print(f"resolver:{proposal.binding} proposes for decision {proposal.decision[:8]}: "
+                        f"{json.dumps(proposal.answer)}", markup=False)
+        console().print(f"a person decides: git failres decide {proposal.decision[:8]} --accept-proposal",
+                        markup=False)
     else:
         console().print(f"decision {proposal.decision[:8]} stays open: {proposal.reason}", markup=False)
         if proposal.log:
@@ -90,13 +100,17 @@ def decide(
     paths: list[str] = typer.Argument(None, metavar="[PATH...]", help="With --scope-files: the paths to allow."),
     scope_files: bool = typer.Option(False, "--scope-files", help="Answer by allowing the PATHs that follow."),
     answer_json: str = typer.Option(None, "--answer-json", help="Answer with this JSON (any shape is recorded)."),
+    accept: bool = typer.Option(False, "--accept-proposal", help="Take the resolver's proposal as your answer."),
     force: bool = typer.Option(False, "--force", help="Replace an earlier answer (it stays in the history)."),
     json_out: bool = typer.Option(False, "--json", help="Print the answered decision as JSON."),
 ) -> None:
     """Answer a decision. Only an answer shaped {"scopeFiles": ["path", ...]} widens the task's scope."""
-    from failres.answering import answer_decision, answer_from_arguments, decision_document
+    from failres.answering import accept_proposal, answer_decision, answer_from_arguments, decision_document
     from failres.errors import UsageError
 
+    if accept and (scope_files or paths or answer_json is not None):
+        msg = "--accept-proposal takes the resolver's answer; give no other answer with it"
+        raise UsageError(msg)
     if paths and not scope_files:
         msg = f"unexpected argument {paths[0]!r}"
         raise UsageError(msg, hint="paths follow --scope-files: decide ID --scope-files PATH...")
@@ -108,9 +122,12 @@ def decide(
 
     repo = open_context()
     policy = current_policy(repo)  # a bad policy is refused before anything is written
-    answer = answer_from_arguments(paths or [], answer_json)
-    result = answer_decision(repo.store, repo.config.scope.protected, decision_id, answer,
-                             answered_by=_who(repo.store), force=force)
+    if accept:
+        result = accept_proposal(repo.store, repo.config.scope.protected, decision_id, answered_by=_who(repo.store))
+    else:
+        answer = answer_from_arguments(paths or [], answer_json)
+        result = answer_decision(repo.store, repo.config.scope.protected, decision_id, answer,
+                                 answered_by=_who(repo.store), force=force)
     reclaim_full_stores(repo.store, policy, names=("journal",))  # the answer is a journal event too
     if json_out:
         emit_json({**decision_document(result.decision), "widens": list(result.widened)})

@@ -20,10 +20,9 @@ written, as for every record.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +30,6 @@ from lessons.redact import redact
 
 # An agent's transcript can be long; what is kept of one file is bounded too.
 MAX_TRANSCRIPT_BYTES = 8 * 1024 * 1024
-TRANSCRIPT_SUFFIXES = (".jsonl",)
 
 
 def logs_root(git_dir: Path) -> Path:
@@ -66,15 +64,22 @@ class DispatchLog:
         self._write("gate.log", redact(output))
         self._write("gate.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
 
-    def keep_transcripts(self, dispatch_dir: Path) -> list[Path]:
-        """Copy the agent's session files from its private dir, redacted; return where they went."""
+    def keep_transcripts(self, sources: Iterable[Path]) -> list[Path]:
+        """Copy the agent's session files into the log, redacted; return where they went.
+
+        The first keeps its kind's usual name (`transcript.jsonl`, or aider's
+        `transcript.md`); more get a number.
+        """
         kept = []
-        for index, source in enumerate(sorted(_transcripts(dispatch_dir)), start=1):
+        for index, source in enumerate(sources, start=1):
+            if source.is_symlink():
+                continue  # a seat's link to some other file of the person's is not its transcript
             try:
                 data = source.read_bytes()[:MAX_TRANSCRIPT_BYTES]
             except OSError:
                 continue
-            name = "transcript.jsonl" if index == 1 else f"transcript-{index}.jsonl"
+            suffix = ".jsonl" if source.suffix == ".jsonl" else ".md"
+            name = f"transcript{suffix}" if index == 1 else f"transcript-{index}{suffix}"
             self._write(name, redact(data.decode("utf-8", "replace")))
             kept.append(self.directory / name)
         return kept
@@ -86,16 +91,6 @@ class DispatchLog:
             (self.directory / name).write_text(text, encoding="utf-8")
         except OSError:
             pass
-
-
-def _transcripts(directory: Path) -> Iterator[Path]:
-    if not directory.is_dir():
-        return
-    for root, _dirs, names in os.walk(directory):
-        for name in names:
-            path = Path(root) / name
-            if path.suffix in TRANSCRIPT_SUFFIXES and not path.is_symlink():
-                yield path
 
 
 class RunLogs:

@@ -95,7 +95,7 @@ def dispatch_seat(run: TaskRun, seat: str, mode: str, attempt: int, *, gate_outp
                            "constrained": constrained, "exitCode": result.exit_code, "timedOut": result.timed_out,
                            "durationMs": int(result.duration * 1000), "outputBytes": result.total_bytes,
                            "argv": list(result.argv)})
-    transcripts = log.keep_transcripts(dispatch_dir)
+    transcripts = log.keep_transcripts(found.transcripts)
     run.journal("seat-finished", seat=seat, binding=binding, exitCode=result.exit_code, timedOut=result.timed_out,
                 durationMs=int(result.duration * 1000), outputBytes=result.total_bytes,
                 transcripts=[p.name for p in transcripts])
@@ -113,10 +113,10 @@ def dispatch_seat(run: TaskRun, seat: str, mode: str, attempt: int, *, gate_outp
     if tamper:
         dispatched.tamper = Failure(SEAT_TAMPER, f"{seat} changed things outside its workspace: "
                                     + "; ".join(tamper.what), snapshot=capture())
-    denied = _denied(run, found, changed)
+    denied = _denied(found, changed)
     if denied is not None:
         dispatched.denied = Failure(SEAT_DENIED, f"{seat}'s agent was refused the calls it needed and changed "
-                                    f"nothing: {denied}", snapshot=None)
+                                    f"nothing: {denied}")
     return dispatched
 
 
@@ -159,14 +159,14 @@ def _snapshot_may_hold(path: str) -> bool:
     return not is_secret_bearing_path(path)
 
 
-def _denied(run: TaskRun, found: SeatRun, changed: Sequence[str]) -> str | None:
+def _denied(found: SeatRun, changed: Sequence[str]) -> str | None:
     """What the agent's own permissions refused, when that is why it changed nothing."""
-    if changed or found.result.timed_out:
+    if found.result.timed_out:
         return None
-    from failres.engine.denials import claude_denials
+    from failres.agents.claude_result import claude_result, is_seat_denied
 
-    denials = claude_denials(found.result.text)
-    return "; ".join(denials) if denials else None
+    result = claude_result(found.result.text)
+    return result.denial_message() if is_seat_denied(result, list(changed)) else None
 
 
 def scope_failure(run: TaskRun, found: Dispatched, seat: str, *, first: bool) -> Failure | None:

@@ -19,6 +19,8 @@ flight and a killed run resumes from what the journal says.
 from __future__ import annotations
 
 import logging
+import os
+import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -378,6 +380,10 @@ class TaskRun:
         return Failure(fail_class, f"{seat} {reason}\n{result.text}", snapshot=found.snapshot())
 
     def probe(self, seat: str) -> bool:
+        """Probe the seat's binding as the seat would run: its environment, its agent home."""
+        from failres.agents.homes import carry_back_logins, prepare_agent_homes
+        from failres.gitops.workspace import remove_tree
+
         name = self.seat_binding(seat)
         binding = self.config.bindings[name]
         self.step("probe", seat=seat)
@@ -386,14 +392,21 @@ class TaskRun:
             self.journal("repair", kind="wrapper-probe", outcome="healthy" if healthy else "down",
                          binding=name, attempt=attempt, detail=detail)
 
-        env = seat_env(seat_values(self.values("implement", 1)), binding.env)
-
         def sleep(seconds: float) -> None:
-            self.engine.sleep(seconds) if not self.engine.stop.wait(0) else None
+            self.engine.stop.wait(seconds) if self.engine.sleep is time.sleep else self.engine.sleep(seconds)
             self.check_stop()
 
-        return probe_until_healthy(binding, attempts=self.config.probe.attempts, backoff=self.config.probe.backoff,
-                                   cwd=self.workspace.path, env=env, sleep=sleep, record=record)
+        probe_dir = self.dispatch_root / "probe"
+        remove_tree(probe_dir)
+        probe_dir.mkdir(parents=True)
+        env = seat_env(seat_values(self.values("implement", 1, dispatch_dir=probe_dir)), binding.env)
+        links = prepare_agent_homes(env, os.environ, Path.home())
+        try:
+            return probe_until_healthy(binding, attempts=self.config.probe.attempts,
+                                       backoff=self.config.probe.backoff, cwd=self.workspace.path, env=env,
+                                       sleep=sleep, record=record)
+        finally:
+            carry_back_logins(links)
 
     # ── gate, commit, quarantine ─────────────────────────────────────────
 
@@ -496,5 +509,3 @@ def build_prompt_input(run: TaskRun, mode: str, attempt: int, *, gate_output: st
     )
 
 
-def new_marker() -> str:
-    return uuid.uuid4().hex

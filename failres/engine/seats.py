@@ -27,12 +27,13 @@ LIVE_OUTPUT_LIMIT = 4 * 1024 * 1024
 
 @dataclass(frozen=True)
 class SeatRun:
-    """One process run of a seat, and the scope requests it made in its own words."""
+    """One process run of a seat, the scope requests it made in its own words, and its transcripts."""
 
     seat: str
     binding: str
     result: ProcessResult
     requests: tuple[ScopeRequest, ...]
+    transcripts: tuple[Path, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -72,15 +73,24 @@ def seat_values(values: Mapping[str, str]) -> dict[str, str]:
 def run_seat(*, config: Config, seat: str, binding_name: str, cwd: Path, prompt: str, values: Mapping[str, str],
              marker: str, cancelled: Callable[[], bool] | None, on_start: Callable[[int], None] | None,
              live: Path | None) -> SeatRun:
-    """Run the seat once in its workspace; read only its own words for scope requests."""
+    """Run the seat once in its workspace; read only its own words for scope requests.
+
+    An agent whose recipe moves its config dir into `{dispatch_dir}` gets the person's
+    login and settings linked in first, and a login it refreshed carried back after.
+    """
+    from failres.agents.homes import carry_back_logins, find_transcripts, prepare_agent_homes, transcript_places
+
     binding = config.bindings[binding_name]
     own_values = seat_values(values)
+    argv = render_command(binding.command, own_values)
+    env = seat_env(own_values, binding.env, marker=marker)
+    links = prepare_agent_homes(env, os.environ, Path.home())
     live_file = live.open("wb") if live is not None else None
     try:
         result = run_process(
-            render_command(binding.command, own_values),
+            argv,
             cwd=cwd,
-            env=seat_env(own_values, binding.env, marker=marker),
+            env=env,
             stdin_data=prompt.encode("utf-8"),
             timeout=binding.timeout,
             head_bytes=config.output.head_bytes,
@@ -93,7 +103,9 @@ def run_seat(*, config: Config, seat: str, binding_name: str, cwd: Path, prompt:
     finally:
         if live_file is not None:
             live_file.close()
-    return SeatRun(seat, binding_name, result, own_requests(result.text, prompt))
+        carry_back_logins(links)
+    transcripts = tuple(path for _, path in find_transcripts(transcript_places(argv, env)))
+    return SeatRun(seat, binding_name, result, own_requests(result.text, prompt), transcripts)
 
 
 def own_requests(output: str, prompt: str) -> tuple[ScopeRequest, ...]:
