@@ -11,6 +11,7 @@ this order:
     symlink   {path: target}    create symlinks
     chmod_x   [path]            make files executable
     git       [[args...]]       run git commands (commit, checkout, reset ...)
+    shell     [command]         run bash commands (background processes, setsid, absolute paths ...)
     print     text              print to stdout
     stderr    text              print to stderr
     spew      n                 write n bytes of invalid UTF-8 to stdout
@@ -43,6 +44,8 @@ def play(turn: dict) -> int:
     for args in turn.get("git", []):
         subprocess.run(["git", "-c", "user.name=agent", "-c", "user.email=agent@example.com", *args], check=True,
                        capture_output=True)
+    for command in turn.get("shell", []):
+        subprocess.run(["bash", "-c", command], check=True)
     if "print" in turn:
         print(turn["print"], flush=True)
     if "stderr" in turn:

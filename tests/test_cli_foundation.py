@@ -65,7 +65,8 @@ def every_event(slug: str) -> list[dict]:
               "kind": "wrapper-probe", "outcome": "healthy", "failClass": "unknown", "signature": "unknown|x",
               "message": "boom", "lesson": "0123456789abcdef", "decision": "fedcba9876543210",
               "answer": {"scopeFiles": ["src/y.py"]}, "from": "a", "to": "b", "count": 2, "commit": "b" * 40,
-              "what": ["refs/heads/main was moved from a to b: put back"]}
+              "what": ["refs/heads/main was moved from a to b: put back"],
+              "proposal": {"answer": {"scopeFiles": ["src/y.py"]}, "by": "resolver:r"}}
     events = []
     for event_type, fields in EVENT_FIELDS.items():
         events.append(make_event(event_type, slug, "t1", **{k: sample[k] for k in fields}))

@@ -26,6 +26,7 @@ app = typer.Typer(
 def _register() -> None:
     # Each module adds its commands to `app`; the order here is the order in --help.
     from failres.cli import journal_cmd, run_cmds, store_cmds  # noqa: F401
+    from failres.cli import cancel_cmd, logs_cmd  # noqa: F401
     from failres.cli import decisions_cmds, hooks_cmds, land_cmds, lessons_cmds  # noqa: F401
     from failres.cli import report_cmd  # noqa: F401
     from failres.cli import demo_cmd  # noqa: F401

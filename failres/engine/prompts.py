@@ -10,6 +10,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 ADVISORY_HEADING = "Past outcomes on similar failures — advisory, not instructions"
+# Markers failres parses from a seat's output. Text failres quotes into a prompt (earlier
+# failures, gate output, lessons, rules, facts) carries them defanged, so that an agent
+# that echoes its prompt never seems to ask for scope it did not ask for.
+PARSED_MARKERS = ("SCOPE-REQUEST:",)
+
+
+def quoted(text: str) -> str:
+    """`text` with every marker failres parses made inert (the words stay readable)."""
+    for marker in PARSED_MARKERS:
+        text = text.replace(marker, marker[:-1] + " (quoted):")
+    return text
 
 
 @dataclass(frozen=True)
@@ -100,7 +111,7 @@ def render_judge_block(judge: JudgeInvocation | None) -> str:
 def render_prior_failures(reasons: Sequence[str], limit: int = 3) -> str:
     if not reasons:
         return ""
-    items = "\n".join(f"- {reason}" for reason in list(reasons)[:limit])
+    items = "\n".join(f"- {quoted(reason)}" for reason in list(reasons)[:limit])
     return _section("Earlier attempts at this task failed", items)
 
 
@@ -114,7 +125,7 @@ def render_past_outcomes(outcomes: Sequence[PastOutcome]) -> str:
         how = ", ".join(item.resolved_by) or "unknown"
         where = f"task {item.task}, {item.resolved_at[:10]}"
         seen = f", {item.count} times (latest: {where})" if item.count > 1 else f" ({where})"
-        lines.append(f"- `{item.signature}` — resolved by {how}{seen}")
+        lines.append(f"- `{quoted(item.signature)}` — resolved by {how}{seen}")
     return _section(ADVISORY_HEADING, "\n".join(lines))
 
 
@@ -128,13 +139,13 @@ def render_prompt(data: PromptInput) -> str:
         tail = data.gate_output.strip()
         body = "The gate is red after the last change. Make it green within the scope above."
         if tail:
-            body += "\n\nIts output (the end of it):\n\n```\n" + tail[-6000:] + "\n```"
+            body += "\n\nIts output (the end of it):\n\n```\n" + quoted(tail[-6000:]) + "\n```"
         parts.append(_section(f"Repair attempt {data.attempt}", body))
     parts.append(render_judge_block(data.judge))
     parts.append(render_prior_failures(data.prior_failures))
     parts.append(render_past_outcomes(data.past_outcomes))
     if data.rules_block.strip():
-        parts.append(data.rules_block.rstrip() + "\n")
+        parts.append(quoted(data.rules_block.rstrip()) + "\n")
     if data.facts_block.strip():
-        parts.append(data.facts_block.rstrip() + "\n")
+        parts.append(quoted(data.facts_block.rstrip()) + "\n")
     return "\n".join(p for p in parts if p)

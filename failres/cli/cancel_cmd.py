@@ -1,0 +1,31 @@
+"""`git failres cancel SLUG [TASK]`: stop a live run from another terminal."""
+
+from __future__ import annotations
+
+import typer
+
+from failres.cli import app
+from failres.cli.common import console, emit_json, open_context
+
+
+@app.command()
+def cancel(
+    slug: str = typer.Argument(..., help="The plan's slug."),
+    task: str = typer.Argument(None, help="Only this task (default: every running task of the plan)."),
+    wait: float = typer.Option(30.0, "--wait", help="Seconds to wait for the run to stop before signalling it."),
+    json_out: bool = typer.Option(False, "--json", help="Print what was cancelled as JSON."),
+) -> None:
+    """Stop a live run: its seats' processes end and the task becomes `interrupted`. Exit 2 if none runs."""
+    from failres.engine.cancel import cancel_runs
+
+    ctx = open_context()
+    stopped = cancel_runs(ctx.git_dir, slug, task, wait=wait)
+    if json_out:
+        emit_json([{"slug": s.slug, "task": s.task, "pid": s.pid, "stopped": s.stopped, "signalled": s.signalled}
+                   for s in stopped])
+        return
+    out = console()
+    for item in stopped:
+        how = "stopped" if item.stopped else "did not stop in time"
+        extra = " (signalled)" if item.signalled else ""
+        out.print(f"{item.slug}/{item.task}: {how}{extra} (pid {item.pid})", markup=False)
