@@ -2,10 +2,12 @@
 
     .venv/bin/python bench/bench_scope.py [--rounds N]
 
-Builds (once, cached under bench/out/) a 50,000-file repository and a task
-worktree of it, changes a few files, then times in the same run, best of N:
-`git status --porcelain` as a subprocess, and `changed_paths` from a clean
-baseline. Also reports capturing a baseline and a check from a dirty baseline.
+Builds (once, cached under bench/out/) a 50,000-file repository, makes a task
+workspace of it, changes a few files as a seat would, then times in the same run,
+best of N: `git status --porcelain` in the workspace as a subprocess, and the
+workspace's scope check (`Workspace.check`: the files against failres's private
+index, restored from memory first). Also reports creating the workspace and
+putting its files back.
 """
 
 from __future__ import annotations
@@ -21,12 +23,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from failres import gitops  # noqa: E402
+from failres.gitops.workspace import Workspace  # noqa: E402
 
 OUT = ROOT / "bench" / "out" / "scope-50k"
 REPO = OUT / "repo"
 WORKTREE = OUT / "task"
-BUILT_MARKER = OUT / "built"
+BUILT_MARKER = OUT / "built-v2"
 DIRECTORIES = 500
 FILES_PER_DIRECTORY = 100
 BRANCH = "failres/bench/scope"
@@ -59,16 +61,14 @@ def build_repository() -> None:
             (directory / f"mod{f:03d}.py").write_text(f"VALUE = {d * FILES_PER_DIRECTORY + f}\n")
     git(REPO, "add", "-A")
     git(REPO, "commit", "-q", "-m", "50k files")
-    gitops.add_task_worktree(REPO, WORKTREE, BRANCH, "main")
     BUILT_MARKER.write_text("ok\n")
 
 
-def make_clean() -> None:
-    gitops.reset_hard(WORKTREE, "main")
-    git(WORKTREE, "clean", "-ffdq")
-    # A status that may write the index refreshes its stat cache, so neither
-    # timed command pays for re-hashing files the reset rewrote.
-    git(WORKTREE, "status", "--porcelain")
+def make_workspace() -> Workspace:
+    """A fresh task workspace of the repository, as the loop makes one."""
+    start = git(REPO, "rev-parse", "main").strip()
+    return Workspace.create(path=WORKTREE, git_dir=REPO / ".git", state_dir=REPO / ".git" / "failres" / "bench",
+                            branch=BRANCH, base=start)
 
 
 def seat_changes() -> None:
@@ -110,12 +110,12 @@ def main() -> int:
     rounds = parser.parse_args().rounds
 
     build_repository()
-    make_clean()
-    capture_ms = best_ms(lambda: gitops.capture_baseline(WORKTREE), rounds)
-    baseline = gitops.capture_baseline(WORKTREE)
+    began = time.perf_counter()
+    workspace = make_workspace()
+    create_ms = (time.perf_counter() - began) * 1000
+    git(WORKTREE, "status", "--porcelain")  # the seat's own index, refreshed as an agent's git would
     seat_changes()
-
-    found = gitops.changed_paths(WORKTREE, baseline).paths
+    found = workspace.check().paths
     if found != EXPECTED:
         print(f"wrong answer: {found}", file=sys.stderr)
         return 1
@@ -123,18 +123,14 @@ def main() -> int:
     status_ms = scope_ms = float("inf")
     for _ in range(rounds):
         status_ms = min(status_ms, best_ms(git_status, 1))
-        scope_ms = min(scope_ms, best_ms(lambda: gitops.changed_paths(WORKTREE, baseline), 1))
-
-    dirty = gitops.capture_baseline(WORKTREE)
-    (WORKTREE / "pkg003" / "mod003.py").write_text("VALUE = 'after dirty baseline'\n")
-    dirty_ms = best_ms(lambda: gitops.changed_paths(WORKTREE, dirty), rounds)
-    restore_ms = best_ms(lambda: gitops.restore_baseline(WORKTREE, baseline), 1)
+        scope_ms = min(scope_ms, best_ms(workspace.check, 1))
+    put_back_ms = best_ms(lambda: workspace.purify(workspace.tree), 1)
 
     print(f"files: {DIRECTORIES * FILES_PER_DIRECTORY}, rounds: {rounds} (best of)")
-    print(f"capture baseline (clean worktree): {capture_ms:.1f} ms")
-    print(f"scope check from a dirty baseline: {dirty_ms:.1f} ms")
-    print(f"restore to a clean baseline: {restore_ms:.1f} ms")
+    print(f"create a workspace: {create_ms:.0f} ms")
+    print(f"put the files back after the seat: {put_back_ms:.0f} ms")
     print(f"scope check: {scope_ms:.1f} ms vs git status {status_ms:.1f} ms = ratio {scope_ms / status_ms:.2f}")
+    workspace.remove()
     return 0
 
 

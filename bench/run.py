@@ -143,15 +143,16 @@ def scope_row(root: Path, sizes: Sizes) -> Row:
         scope.OUT, scope.REPO, scope.WORKTREE, scope.BUILT_MARKER = out, out / "repo", out / "task", out / "built"
         scope.FILES_PER_DIRECTORY = sizes.scope_files_per_directory
     scope.build_repository()
-    scope.make_clean()
-    baseline = scope.gitops.capture_baseline(scope.WORKTREE)
+    workspace = scope.make_workspace()
+    scope.git(scope.WORKTREE, "status", "--porcelain")
     scope.seat_changes()
-    if scope.gitops.changed_paths(scope.WORKTREE, baseline).paths != scope.EXPECTED:
+    if workspace.check().paths != scope.EXPECTED:
         raise SystemExit("the scope check found the wrong paths")
     status = check = float("inf")
     for _ in range(sizes.rounds):  # interleaved, so drift in the machine's load hits both alike
         status = min(status, scope.best_ms(scope.git_status, 1))
-        check = min(check, scope.best_ms(lambda: scope.gitops.changed_paths(scope.WORKTREE, baseline), 1))
+        check = min(check, scope.best_ms(workspace.check, 1))
+    workspace.remove()
     files = scope.DIRECTORIES * scope.FILES_PER_DIRECTORY
     return Row(ROWS[3], f"{files:,} files, 6 changed", f"{check:.0f} ms", f"git status --porcelain {status:.0f} ms",
                ratio(check, status))

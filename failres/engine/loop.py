@@ -21,7 +21,6 @@ from __future__ import annotations
 import logging
 import os
 import time
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 

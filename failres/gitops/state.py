@@ -1,9 +1,10 @@
-"""The working state of a task worktree: capture it, diff against it, snapshot it.
+"""The working state of a checkout as a tree: what `git add -A` would record, written
+without touching the real index.
 
-The *working state* is what `git add -A` would record: tracked files as they are
-on disk, plus untracked files that are not ignored. A baseline records it as a
-real tree object, so "what did the seat change" and "put it back" are both
-questions about two trees, answered by git.
+The tamper check records the person's checkout this way before and after a dispatch:
+tracked files as they are on disk plus untracked files that are not ignored, as one
+tree object, so "did anything change" is a comparison of two ids and "put it back" a
+diff of two trees.
 """
 
 from __future__ import annotations
@@ -12,99 +13,12 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
-from failres.errors import GitError
-from failres.gitops.git import git_failure, identity_config, run_git, split_nul, try_git
+from failres.gitops.git import git_failure, run_git, try_git
 from failres.gitops.status import read_status
 
 BRANCH_PREFIX = "refs/heads/"
-
-
-@dataclass(frozen=True)
-class Baseline:
-    """Enough to tell what changed after this point, and to undo it."""
-
-    head: str  # the commit HEAD pointed at
-    branch: str | None  # the ref HEAD pointed to ("refs/heads/..."); None when detached
-    head_tree: str  # HEAD's tree
-    index_tree: str  # the index as a tree (staged state), so a restore keeps staging exact
-    state_tree: str  # the whole working state as a tree
-
-    @property
-    def clean(self) -> bool:
-        """Nothing staged, modified or untracked: the state is HEAD's tree."""
-        return self.state_tree == self.head_tree == self.index_tree
-
-
-@dataclass(frozen=True)
-class ChangeSet:
-    """Every path that differs from a baseline, and whether HEAD or its branch moved."""
-
-    paths: tuple[str, ...]  # sorted, each once
-    head_moved: bool
-    branch_changed: bool
-
-    @property
-    def is_empty(self) -> bool:
-        return not self.paths and not self.head_moved and not self.branch_changed
-
-
-def capture_baseline(worktree: Path) -> Baseline:
-    """Record HEAD, its branch, the index and the full working state of `worktree`."""
-    status = read_status(worktree)
-    if status.head is None:
-        msg = f"cannot capture a baseline in {worktree}: its branch has no commit yet"
-        raise GitError(msg, hint="a task worktree starts from a commit; create it with one")
-    head_tree, branch = _head_tree_and_branch(worktree, status.head)
-    if status.clean:
-        # The common case, a fresh worktree at the branch tip: the state is HEAD's
-        # tree, and no index copy, hashing or tree writing is needed.
-        return Baseline(status.head, branch, head_tree, head_tree, head_tree)
-    with scratch_index(worktree) as index_file:
-        index_tree = _write_tree(worktree, index_file)
-        state_tree = _add_all_and_write_tree(worktree, index_file)
-    return Baseline(status.head, branch, head_tree, index_tree, state_tree)
-
-
-def changed_paths(worktree: Path, baseline: Baseline) -> ChangeSet:
-    """Every path whose content, mode or existence differs now from `baseline`.
-
-    Two kinds of change are reported, because a seat can make either:
-    - in the files: the working state differs from the baseline state (edits,
-      deletions, both halves of a rename, chmod, symlinks (never followed),
-      untracked files one by one, submodule pointers);
-    - in history: HEAD moved (commit, amend, reset, branch switch) and its tree
-      differs from the baseline HEAD's tree at that path, even if the files on disk
-      were put back afterwards.
-    Ignored files are never changes. When in doubt a path is reported: from a clean
-    baseline, a file staged and then put back on disk still counts.
-    """
-    if baseline.clean:
-        # The index was HEAD's tree at baseline, so every difference from the
-        # baseline state shows in one plain status: staged, unstaged or untracked.
-        status = read_status(worktree)
-        entries = status.entries
-    else:
-        # The baseline had its own edits and untracked files: compare the files
-        # against the baseline state itself, loaded into a scratch index (its stat
-        # cache copied from the real one, so unchanged files are not re-hashed).
-        with scratch_index(worktree, load_tree=baseline.state_tree) as index_file:
-            status = read_status(worktree, index_file=index_file)
-        # Only the files-versus-scratch-index side counts; the other side compares
-        # the baseline state to HEAD, which is the baseline's own dirt.
-        entries = tuple(entry for entry in status.entries if entry.unstaged)
-    paths = {entry.path for entry in entries}
-    paths |= {entry.original_path for entry in entries if entry.original_path}
-    head_moved = status.head != baseline.head
-    if head_moved:
-        paths |= _paths_differing_from(worktree, baseline.head_tree, status.head)
-    return ChangeSet(
-        paths=tuple(sorted(paths)),
-        head_moved=head_moved,
-        branch_changed=_short_branch(baseline.branch) != status.branch,
-    )
 
 
 def working_state_tree(worktree: Path, *, config: tuple[str, ...] = ()) -> str:
@@ -120,21 +34,6 @@ def working_state_tree(worktree: Path, *, config: tuple[str, ...] = ()) -> str:
         env = {"GIT_INDEX_FILE": str(index_file)}
         run_git(worktree, ["add", "-A"], env=env, config=config)
         return _write_tree(worktree, index_file)
-
-
-def snapshot_commit(worktree: Path, message: str, parent: str) -> str:
-    """A commit on no branch holding the full working state now; returns its id.
-
-    The caller keeps it reachable (under a ref) or gc will eventually take it.
-    """
-    tree = working_state_tree(worktree)
-    output = run_git(
-        worktree,
-        ["commit-tree", tree, "-p", parent, "-F", "-"],
-        stdin=message.encode(),
-        config=identity_config(worktree),
-    )
-    return output.decode().strip()
 
 
 def git_dir(worktree: Path) -> Path:
@@ -182,12 +81,6 @@ def _head_tree_and_branch(worktree: Path, head: str) -> tuple[str, str | None]:
     return tree, (symbolic if symbolic.startswith("refs/") else None)
 
 
-def _add_all_and_write_tree(worktree: Path, index_file: Path) -> str:
-    env = {"GIT_INDEX_FILE": str(index_file)}
-    run_git(worktree, ["add", "-A"], env=env)
-    return _write_tree(worktree, index_file)
-
-
 def _write_tree(worktree: Path, index_file: Path) -> str:
     completed = try_git(worktree, ["write-tree"], env={"GIT_INDEX_FILE": str(index_file)})
     if completed.returncode != 0:
@@ -199,18 +92,3 @@ def _write_tree(worktree: Path, index_file: Path) -> str:
     return completed.stdout.decode().strip()
 
 
-def _paths_differing_from(worktree: Path, old_tree: str, new_head: str | None) -> set[str]:
-    if new_head is None:
-        # HEAD is now an unborn branch: everything the old tree had is gone from history.
-        return set(split_nul(run_git(worktree, ["ls-tree", "-r", "-z", "--name-only", old_tree])))
-    output = run_git(
-        worktree,
-        ["diff-tree", "-r", "-z", "--name-only", "--no-renames", old_tree, new_head],
-    )
-    return set(split_nul(output))
-
-
-def _short_branch(ref: str | None) -> str | None:
-    if ref is None:
-        return None
-    return ref.removeprefix(BRANCH_PREFIX)

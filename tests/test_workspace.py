@@ -1,0 +1,200 @@
+"""Task workspaces: what changed is read from the files, and the files go back exactly.
+
+Every test works on a real repository; the "seat" is the test itself, doing to the
+workspace what an agent would, git commands included.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from failres.errors import GitError
+from failres.gitops.workspace import Workspace, claim_workspace_path, default_root, shown_name
+
+
+def git(cwd: Path, *args: str, check: bool = True) -> str:
+    completed = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+    if check and completed.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)}: {completed.stderr.decode()}")
+    return completed.stdout.decode("utf-8", "surrogateescape")
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    top = tmp_path / "project"
+    git(tmp_path, "init", "-q", "-b", "main", str(top))
+    write(top / ".gitignore", "*.log\nbuild/\n")
+    write(top / "src" / "a.py", "a = 1\n")
+    write(top / "src" / "b.py", "b = 1\n")
+    write(top / "docs" / "guide.md", "guide\n")
+    (top / "run.sh").write_text("#!/bin/sh\n")
+    (top / "run.sh").chmod(0o755)
+    git(top, "add", "-A")
+    git(top, "commit", "-q", "-m", "first")
+    return top
+
+
+@pytest.fixture
+def workspace(project: Path, tmp_path: Path) -> Workspace:
+    start = git(project, "rev-parse", "HEAD").strip()
+    return Workspace.create(path=tmp_path / "cache" / "ws" / "t1", git_dir=project / ".git",
+                            state_dir=project / ".git" / "failres" / "workspaces" / "s" / "t1",
+                            branch="failres/s/t1", base=start)
+
+
+def files_of(top: Path) -> dict[str, object]:
+    """Every file below `top` but its `.git`: content and executable bit, or a link's target."""
+    found: dict[str, object] = {}
+    for root, dirs, names in os.walk(top):
+        if Path(root) == top:
+            dirs[:] = [d for d in dirs if d != ".git"]
+        for name in names + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+            full = Path(root, name)
+            rel = full.relative_to(top).as_posix()
+            found[rel] = ("link", os.readlink(full)) if full.is_symlink() else (
+                bool(full.stat().st_mode & stat.S_IXUSR), full.read_bytes())
+    return found
+
+
+def test_a_workspace_is_a_checkout_of_the_start_with_its_own_clean_git(workspace: Workspace, project: Path):
+    assert files_of(workspace.path) == files_of(project)
+    assert git(workspace.path, "status", "--porcelain") == ""
+    assert git(workspace.path, "symbolic-ref", "HEAD").strip() == "refs/heads/failres/s/t1"
+    assert git(workspace.path, "rev-parse", "HEAD").strip() == git(project, "rev-parse", "HEAD").strip()
+    assert not workspace.path.is_relative_to(project)
+    assert workspace.check().paths == ()
+
+
+def test_every_kind_of_change_is_read_from_the_files(workspace: Workspace):
+    ws = workspace.path
+    write(ws / "src" / "a.py", "a = 2\n")
+    (ws / "src" / "b.py").unlink()
+    (ws / "docs" / "guide.md").rename(ws / "docs" / "moved.md")
+    (ws / "run.sh").chmod(0o644)
+    write(ws / "new" / "deep" / "c.py", "c\n")
+    os.symlink("../src/a.py", ws / "docs" / "link.md")
+    write(ws / "debug.log", "ignored\n")
+    checked = workspace.check()
+    assert checked.paths == ("docs/guide.md", "docs/link.md", "docs/moved.md", "new/deep/c.py", "run.sh",
+                             "src/a.py", "src/b.py")
+    assert checked.symlinks == {"docs/link.md": "../src/a.py"}
+
+
+def test_what_the_seat_does_to_its_own_git_hides_nothing(workspace: Workspace):
+    ws = workspace.path
+    write(ws / "src" / "a.py", "a = 3\n")
+    git(ws, "update-index", "--skip-worktree", "src/a.py")
+    write(ws / "hidden.txt", "x\n")
+    write(ws / ".git" / "info" / "exclude", "hidden.txt\n")
+    git(ws, "-c", "user.name=s", "-c", "user.email=s@x", "commit", "-q", "-am", "seat commit", check=False)
+    assert workspace.check().paths == ("hidden.txt", "src/a.py")
+
+
+def test_a_forged_private_index_changes_nothing(workspace: Workspace):
+    write(workspace.path / "src" / "a.py", "a = 4\n")
+    git(workspace.path, "add", "src/a.py")
+    workspace.index.write_bytes((workspace.path / ".git" / "index").read_bytes())  # the seat's, stat and all
+    assert workspace.check().paths == ("src/a.py",)
+
+
+def test_an_edit_in_the_same_clock_tick_as_the_checkout_is_still_seen(workspace: Workspace):
+    # Same size, written at once: only the racy-git check against the index's own time sees it.
+    for _ in range(20):
+        write(workspace.path / "src" / "b.py", "b = 9\n")
+        assert workspace.check().paths == ("src/b.py",)
+        workspace.purify(workspace.tree)
+
+
+def test_names_that_are_not_utf8_are_reported_escaped(workspace: Workspace):
+    raw = os.fsencode(workspace.path / "src") + b"/bad\xff.py"
+    with open(raw, "wb") as handle:
+        handle.write(b"x\n")
+    checked = workspace.check()
+    assert checked.undecodable == ("src/bad\\xff.py",)
+    assert shown_name(os.fsdecode(b"src/bad\xff.py")) == "src/bad\\xff.py"
+
+
+def test_accept_takes_exactly_the_given_paths_into_the_tree(workspace: Workspace, project: Path):
+    ws = workspace.path
+    write(ws / "src" / "a.py", "a = 5\n")
+    write(ws / "src" / "new.py", "new\n")
+    write(ws / "docs" / "guide.md", "rewritten\n")
+    tree = workspace.accept(["src/a.py", "src/new.py"])
+    listing = git(project, "ls-tree", "-r", "--name-only", tree).split()
+    assert "src/new.py" in listing
+    assert git(project, "show", f"{tree}:src/a.py") == "a = 5\n"
+    assert git(project, "show", f"{tree}:docs/guide.md") == "guide\n"
+
+
+def test_purify_puts_back_every_file_and_removes_untracked_ignored_and_nested_things(workspace: Workspace,
+                                                                                   project: Path):
+    ws = workspace.path
+    before = files_of(ws)
+    write(ws / "src" / "a.py", "changed\n")
+    (ws / "docs" / "guide.md").unlink()
+    write(ws / "build" / "out.bin", "ignored build output\n")
+    write(ws / "stray.txt", "untracked\n")
+    git(ws / "src", "init", "-q", "nested")
+    write(ws / "src" / "inner" / ".git" / "hooks" / "x", "planted below the top\n")
+    (ws / "docs").chmod(0o500)
+    workspace.purify(workspace.tree)
+    assert files_of(ws) == before
+    assert workspace.check().paths == ()
+    assert git(ws, "status", "--porcelain") == ""
+
+
+def test_purify_keeps_the_paths_a_gate_declares_it_needs(workspace: Workspace):
+    write(workspace.path / "node_modules" / "dep" / "index.js", "module\n")
+    write(workspace.path / "stray.txt", "untracked\n")
+    workspace.purify(workspace.tree, keep=("node_modules/",))
+    assert (workspace.path / "node_modules" / "dep" / "index.js").exists()
+    assert not (workspace.path / "stray.txt").exists()
+
+
+def test_the_seats_git_is_rebuilt_whatever_it_was_replaced_with(workspace: Workspace, project: Path):
+    dot_git = workspace.path / ".git"
+    for root, dirs, names in os.walk(dot_git, topdown=False):
+        for name in names:
+            os.unlink(os.path.join(root, name))
+        for name in dirs:
+            os.rmdir(os.path.join(root, name))
+    dot_git.rmdir()
+    os.symlink(project / ".git", dot_git)  # a seat pointing its git at the person's repository
+    config = (project / ".git" / "config").read_bytes()
+    workspace.purify(workspace.tree)
+    assert not dot_git.is_symlink() and dot_git.is_dir()
+    assert (project / ".git" / "config").read_bytes() == config
+    assert (project / ".git" / "HEAD").read_text() == "ref: refs/heads/main\n"
+    assert git(workspace.path, "status", "--porcelain") == ""
+
+
+def test_progress_shows_to_the_next_seat_as_changes_against_the_start(workspace: Workspace):
+    write(workspace.path / "src" / "a.py", "accepted\n")
+    tree = workspace.accept(["src/a.py"])
+    workspace.purify(tree)
+    assert git(workspace.path, "status", "--porcelain") == " M src/a.py\n"
+
+
+def test_a_directory_failres_did_not_make_is_never_removed(tmp_path: Path, project: Path):
+    theirs = tmp_path / "someone"
+    write(theirs / "notes.txt", "keep me\n")
+    with pytest.raises(GitError, match="something that failres did not make is there"):
+        claim_workspace_path(theirs, project / ".git", project / ".git" / "failres" / "workspaces" / "s" / "t9")
+    assert (theirs / "notes.txt").read_text() == "keep me\n"
+
+
+def test_workspaces_of_two_repositories_never_share_a_directory(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    one = default_root(tmp_path / "a" / "app" / ".git", tmp_path / "a" / "app")
+    two = default_root(tmp_path / "b" / "app" / ".git", tmp_path / "b" / "app")
+    assert one != two and one.parent == two.parent == tmp_path / "cache" / "failres" / "workspaces"
