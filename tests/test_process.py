@@ -338,3 +338,28 @@ def test_a_hard_kill_of_failres_stops_the_seat_and_everything_it_started(tmp_pat
     proc.wait()
     for name in ("seat.pid", "escaped.pid"):
         assert wait_until_gone(int((tmp_path / name).read_text())), name
+
+
+def test_an_unsupervised_command_takes_its_process_group_and_escapees_with_it(tmp_path, seat_env):
+    from failres.engine import reaper
+
+    assert reaper.become_subreaper()
+    seat = write_seat(tmp_path, "gate", """
+        sleep 1000 &
+        echo $! > grouped.pid
+        setsid bash -c 'echo $$ > escaped.pid; exec sleep 1000' > /dev/null 2>&1 < /dev/null &
+        sleep 0.2
+        echo judged
+        exit 3
+        """)
+    result = run_process([str(seat)], cwd=tmp_path, env=seat_env, stdin_data=None, timeout=30, supervised=False)
+    assert (result.exit_code, result.text) == (3, "judged\n")
+    assert wait_until_gone(int((tmp_path / "grouped.pid").read_text()))
+    assert wait_until_gone(int((tmp_path / "escaped.pid").read_text()))
+
+
+def test_an_unsupervised_command_past_its_deadline_is_stopped(tmp_path, seat_env):
+    seat = write_seat(tmp_path, "gate", "echo $$ > gate.pid\nsleep 1000\n")
+    result = run_process([str(seat)], cwd=tmp_path, env=seat_env, stdin_data=None, timeout=1, supervised=False)
+    assert result.timed_out and result.exit_code is None
+    assert is_gone(int((tmp_path / "gate.pid").read_text()))

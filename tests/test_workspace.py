@@ -110,6 +110,7 @@ def test_a_forged_private_index_changes_nothing(workspace: Workspace):
 def test_an_edit_in_the_same_clock_tick_as_the_checkout_is_still_seen(workspace: Workspace):
     # Same size, written at once: only the racy-git check against the index's own time sees it.
     for _ in range(20):
+        workspace.handed_over()
         write(workspace.path / "src" / "b.py", "b = 9\n")
         assert workspace.check().paths == ("src/b.py",)
         workspace.purify(workspace.tree)
@@ -140,6 +141,7 @@ def test_purify_puts_back_every_file_and_removes_untracked_ignored_and_nested_th
                                                                                    project: Path):
     ws = workspace.path
     before = files_of(ws)
+    workspace.handed_over()
     write(ws / "src" / "a.py", "changed\n")
     (ws / "docs" / "guide.md").unlink()
     write(ws / "build" / "out.bin", "ignored build output\n")
@@ -154,6 +156,7 @@ def test_purify_puts_back_every_file_and_removes_untracked_ignored_and_nested_th
 
 
 def test_purify_keeps_the_paths_a_gate_declares_it_needs(workspace: Workspace):
+    workspace.handed_over()
     write(workspace.path / "node_modules" / "dep" / "index.js", "module\n")
     write(workspace.path / "stray.txt", "untracked\n")
     workspace.purify(workspace.tree, keep=("node_modules/",))
@@ -163,6 +166,7 @@ def test_purify_keeps_the_paths_a_gate_declares_it_needs(workspace: Workspace):
 
 def test_the_seats_git_is_rebuilt_whatever_it_was_replaced_with(workspace: Workspace, project: Path):
     dot_git = workspace.path / ".git"
+    workspace.handed_over()
     for root, dirs, names in os.walk(dot_git, topdown=False):
         for name in names:
             os.unlink(os.path.join(root, name))
@@ -179,6 +183,7 @@ def test_the_seats_git_is_rebuilt_whatever_it_was_replaced_with(workspace: Works
 
 
 def test_progress_shows_to_the_next_seat_as_changes_against_the_start(workspace: Workspace):
+    workspace.handed_over()
     write(workspace.path / "src" / "a.py", "accepted\n")
     tree = workspace.accept(["src/a.py"])
     workspace.purify(tree)
@@ -198,3 +203,12 @@ def test_workspaces_of_two_repositories_never_share_a_directory(tmp_path: Path, 
     one = default_root(tmp_path / "a" / "app" / ".git", tmp_path / "a" / "app")
     two = default_root(tmp_path / "b" / "app" / ".git", tmp_path / "b" / "app")
     assert one != two and one.parent == two.parent == tmp_path / "cache" / "failres" / "workspaces"
+
+
+def test_a_workspace_nobody_ran_in_is_not_put_back_again(workspace: Workspace):
+    (workspace.path / "marker").write_text("a file written behind failres's back\n")
+    workspace.purify(workspace.tree)  # pristine: nothing has run there since it was made
+    assert (workspace.path / "marker").exists()
+    workspace.handed_over()
+    workspace.purify(workspace.tree)
+    assert not (workspace.path / "marker").exists()

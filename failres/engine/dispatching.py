@@ -75,6 +75,7 @@ def dispatch_seat(run: TaskRun, seat: str, mode: str, attempt: int, *, gate_outp
     run.step("seat", seat=seat, attempt=attempt)
     run.journal("seat-dispatched", seat=seat, binding=binding, mode=mode, attempt=attempt, constrained=constrained,
                 log=f"{log.directory.parent.name}/{log.directory.name}")
+    workspace.handed_over()
     guard = Guard(run.engine.top, run.engine.git_dir, store_ref=run.engine.store.ref, own=run.engine.own_moves)
     before = guard.capture()
     marker = uuid.uuid4().hex

@@ -1,8 +1,8 @@
 """Running the gate (the judge) and its one-time setup.
 
 The gate is the person's own command, so it is trusted with the repository's path
-(`{repo}`, `FAILRES_REPO`); it still runs under a supervisor, so nothing it starts
-outlives it. A gate whose program cannot be started at all (missing, not
+(`{repo}`, `FAILRES_REPO`); it runs in a session of its own whose whole process group
+ends with it, and anything that left the group is swept by failres as subreaper. A gate whose program cannot be started at all (missing, not
 executable) is a configuration error, not a red verdict: `gate-unavailable`, and no
 fixer is dispatched to chase it.
 """
@@ -43,8 +43,11 @@ def gate_env(values: Mapping[str, str]) -> dict[str, str]:
 
 def run_gate_process(gate: GateConfig, judge: JudgeInvocation, *, env: Mapping[str, str],
                      cancelled: Callable[[], bool], output: OutputConfig) -> GateRun:
+    # The gate is the person's own command: no supervisor (its process group still ends
+    # with it, and what left the group is swept).
     result = run_process(judge.argv, cwd=Path(judge.cwd), env=env, stdin_data=None, timeout=gate.timeout,
-                         head_bytes=output.head_bytes, tail_bytes=output.tail_bytes, cancelled=cancelled)
+                         head_bytes=output.head_bytes, tail_bytes=output.tail_bytes, cancelled=cancelled,
+                         supervised=False)
     meta = {"gate": gate.name, "argv": list(judge.argv), "cwd": judge.cwd, "exitCode": result.exit_code,
             "timedOut": result.timed_out, "durationMs": int(result.duration * 1000), "notFound": result.not_found}
     return GateRun(result, meta)
@@ -55,7 +58,7 @@ def run_setup(gate: GateConfig, *, values: Mapping[str, str], cwd: Path, cancell
     """Run the gate's setup once in a new workspace; None when it worked, else what went wrong."""
     result = run_process(render_command(gate.setup, values), cwd=cwd, env=gate_env(values), stdin_data=None,
                          timeout=gate.timeout, head_bytes=output.head_bytes, tail_bytes=output.tail_bytes,
-                         cancelled=cancelled)
+                         cancelled=cancelled, supervised=False)
     if result.exit_code == 0 and not result.timed_out:
         return None
     if result.not_found:

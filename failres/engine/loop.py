@@ -427,6 +427,7 @@ class TaskRun:
             return GateOutcome(False, False, None, problem.message, self.gate_name, unavailable=problem.message)
         judge = self.judge(mode, attempt)
         self.step("gate", attempt=attempt)
+        self.workspace.handed_over()
         found: GateRun = run_gate_process(gate, judge, env=gate_env(self.values(mode, attempt)),
                                           cancelled=self.cancelled, output=self.config.output)
         self.check_stop()

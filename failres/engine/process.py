@@ -11,7 +11,6 @@ failres, which `reaper` makes the subreaper in turn and sweeps after every run.
 
 from __future__ import annotations
 
-import json
 import os
 import selectors
 import shutil
@@ -151,6 +150,7 @@ def run_process(
     on_start: Callable[[int], None] | None = None,
     live: BinaryIO | None = None,
     live_limit: int = 0,
+    supervised: bool = True,
 ) -> ProcessResult:
     """Run `argv` in `cwd` with exactly `env`, feed it `stdin_data`, and wait at most `timeout`.
 
@@ -165,6 +165,11 @@ def run_process(
     `on_start` is told the seat's process id (its group id too) as soon as it runs;
     `live`, when given, receives a copy of the output as it arrives, up to `live_limit`
     bytes (for `logs --follow`).
+
+    `supervised=False` is for commands the person wrote themselves (a gate, a setup):
+    the child runs in a session of its own, that whole process group is ended when it
+    exits, and what left the group is swept by failres as subreaper. It saves starting
+    the supervisor; it gives up only the supervisor's answer to a hard kill of failres.
     """
     command = _checked_argv(argv)
     _check_limits(timeout=timeout, head_bytes=head_bytes, tail_bytes=tail_bytes)
@@ -176,6 +181,10 @@ def run_process(
     if problem is not None:
         return _not_started(command, problem, duration=time.monotonic() - started)
 
+    if not supervised:
+        return _run_direct(command, cwd=cwd, env=env, stdin_data=stdin_data, started=started, timeout=timeout,
+                           output=_HeadAndTail(head_bytes, tail_bytes, live=live, live_limit=live_limit),
+                           cancelled=cancelled)
     with tempfile.TemporaryDirectory(prefix="failres-supervise-") as scratch:
         status_file = Path(scratch) / "status"
         supervisor = _start_supervisor(command, cwd=cwd, env=env, stdin_data=stdin_data, status_file=status_file)
@@ -211,6 +220,60 @@ def run_process(
         truncated=output.total > len(output.head) + len(output.tail),
         not_found=False,
     )
+
+
+def _run_direct(command: tuple[str, ...], *, cwd: Path, env: Mapping[str, str], stdin_data: bytes | None,
+                started: float, timeout: float, output: _HeadAndTail,
+                cancelled: Callable[[], bool] | None) -> ProcessResult:
+    """A trusted command in a session of its own; its whole group ends with it."""
+    try:
+        child = reaper.spawn(list(command), cwd=cwd, env=dict(env),
+                             stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    except OSError as error:
+        return _not_started(command, error.strerror or str(error), duration=time.monotonic() - started)
+    writer = _start_stdin_writer(child, stdin_data)
+    stopped = _read_until_done(child, output, deadline=started + timeout, cancelled=cancelled,
+                               watch=_StartWatch(Path(os.devnull), None))
+    _end_group(child)
+    child.wait()
+    reaper.forget(child.pid)
+    _drain_remaining(child, output)
+    if writer is not None:
+        writer.join(timeout=_TERM_GRACE_SECONDS)
+    duration = time.monotonic() - started
+    reaper.sweep_leftovers()
+    exit_code, killed_by = _exit_status(child.returncode, None, timed_out=stopped)
+    return ProcessResult(argv=command, exit_code=exit_code, timed_out=stopped, signal=killed_by, duration=duration,
+                         head=bytes(output.head), tail=bytes(output.tail), total_bytes=output.total,
+                         truncated=output.total > len(output.head) + len(output.tail), not_found=False)
+
+
+def _end_group(child: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the child's process group, then SIGKILL whatever of it is still alive after a grace.
+
+    The leader is reaped as it goes: its zombie would otherwise keep the group "alive".
+    """
+    group = child.pid
+    child.poll()
+    try:
+        os.killpg(group, SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+    give_up = time.monotonic() + _TERM_GRACE_SECONDS
+    while time.monotonic() < give_up:
+        child.poll()
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return
+        except PermissionError:
+            break
+        time.sleep(_POLL_SECONDS / 5)
+    try:
+        os.killpg(group, SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _checked_argv(argv: Sequence[str]) -> tuple[str, ...]:
@@ -309,19 +372,27 @@ class _StartWatch:
 
 
 def _status_records(status_file: Path) -> list[dict]:
+    """The supervisor's status lines (`seat PID`, `exit CODE SIGNAL ERROR`) as records."""
     try:
-        lines = status_file.read_text(encoding="utf-8").splitlines()
+        text = status_file.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return []
-    records = []
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue  # a line still being written
-        if isinstance(record, dict):
-            records.append(record)
+    records: list[dict] = []
+    for line in text.split("\n")[:-1]:  # the last piece may still be being written
+        words = line.split(" ", 3)
+        if words[0] == "seat" and len(words) == 2 and words[1].isdigit():
+            records.append({"seat": int(words[1])})
+        elif words[0] == "exit" and len(words) == 4:
+            records.append({"exit": _number(words[1]), "signal": _number(words[2]),
+                            "error": None if words[3] == "-" else words[3]})
     return records
+
+
+def _number(word: str) -> int | None:
+    try:
+        return int(word)
+    except ValueError:
+        return None
 
 
 def _final_status(status_file: Path) -> dict | None:
@@ -415,7 +486,12 @@ def _read_until_done(child: subprocess.Popen[bytes], output: _HeadAndTail, *, de
             if exited_at is None and (now >= deadline or (cancelled is not None and cancelled())):
                 return True
             if eof:
-                time.sleep(_POLL_SECONDS)
+                # Everything closed the pipe: wait for the supervisor's exit itself, which
+                # comes at once unless it is still cleaning up.
+                try:
+                    child.wait(timeout=min(_POLL_SECONDS, max(deadline - now, 0.001)))
+                except subprocess.TimeoutExpired:
+                    pass
                 continue
             wait = _QUIET_AFTER_EXIT_SECONDS if exited_at is not None else min(_POLL_SECONDS, max(deadline - now, 0))
             if not selector.select(wait):

@@ -26,15 +26,16 @@ UNSET names environment variables (comma-separated, or "-") to remove before the
 starts: Python itself sets `LC_CTYPE` when it starts in the C locale, and a seat must
 get exactly the environment failres chose.
 
-The STATUS_FILE receives JSON lines: `{"seat": PID}` once the seat started (failres
-records it, so a later run can stop a seat whose failres was killed), and a final
-`{"exit": N, "signal": S, "error": TEXT}`.
+The STATUS_FILE receives lines: `seat PID` once the seat started (failres records it,
+so a later run can stop a seat whose failres was killed), and a final
+`exit CODE SIGNAL ERROR` (`-` for none of them; the error is the rest of the line).
+Plain words rather than JSON: importing json would cost this process most of its
+start-up time.
 """
 
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import signal
 import sys
@@ -47,6 +48,10 @@ GRACE_SECONDS = 1.0
 POLL_SECONDS = 0.02
 
 _stop_requested = False
+
+
+class _Stop(Exception):
+    """Raised by the signal handler to wake a blocking wait."""
 # Exit statuses of the children reaped so far, by pid: the seat may be reaped while
 # its leftovers are being cleaned up, and its status must not be lost then.
 _reaped: dict[int, int] = {}
@@ -63,18 +68,48 @@ def _prctl(option: int, value: int) -> bool:
 def _request_stop(signum: int, frame: object) -> None:
     global _stop_requested
     _stop_requested = True
+    raise _Stop
 
 
 def _write_status(path: str, record: dict) -> None:
+    if "seat" in record:
+        line = f"seat {record['seat']}"
+    else:
+        def word(value: object) -> str:
+            return "-" if value is None else str(value)
+
+        error = " ".join(str(record.get("error") or "-").split())
+        line = f"exit {word(record.get('exit'))} {word(record.get('signal'))} {error}"
     try:
         with open(path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record) + "\n")
+            handle.write(line + "\n")
     except OSError:
         pass
 
 
 def children_of(pid: int) -> list[int]:
-    """Every process whose parent is `pid`, zombies included (they still need reaping); from /proc."""
+    """Every process whose parent is `pid`, zombies included (they still need reaping); from /proc.
+
+    Each thread's `children` file answers at once; a kernel without them gets a scan
+    of every process's `stat` (the same answer, a thousand files later).
+    """
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    found: list[int] = []
+    for thread in threads:
+        try:
+            with open(f"/proc/{pid}/task/{thread}/children", encoding="ascii") as handle:
+                found += [int(word) for word in handle.read().split()]
+        except FileNotFoundError:
+            return _children_by_scan(pid)
+        except (OSError, ValueError):
+            continue  # the thread ended while we looked
+    return found
+
+
+def _children_by_scan(pid: int) -> list[int]:
     found = []
     try:
         entries = os.listdir("/proc")
@@ -198,11 +233,21 @@ def main(argv: list[str]) -> int:
             os._exit(126 if isinstance(error, PermissionError) else 127)
     _write_status(status_file, {"seat": seat})
     while seat not in _reaped:
-        if _stop_requested:
-            end_everything(me, seat)
-        _reap()
-        if seat not in _reaped:
-            time.sleep(POLL_SECONDS)
+        try:
+            if _stop_requested:
+                end_everything(me, seat)
+                _reap()
+                continue
+            # Blocks until some child ends (the seat, or an orphan it left); a stop
+            # request interrupts it through the handler.
+            pid, raw = os.waitpid(-1, 0)
+            _reaped[pid] = raw
+        except _Stop:
+            continue
+        except ChildProcessError:
+            break
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_IGN)  # the clean-up below runs to its end
     end_everything(me, seat)
     status = _reaped.get(seat)
     if status is None:

@@ -14,8 +14,7 @@ Before every dispatch failres records what a seat must never change:
 After the dispatch, with every process of the seat gone, it compares. Anything that
 changed is put back — refs by compare-and-swap, files byte for byte, planted files
 removed, the checkout's changed paths restored — and every version the seat left is
-kept (files under `<git dir>/failres/tamper/`, the checkout as a commit under
-`refs/failres/tamper/`), so nothing is lost if the change was, after all, the
+kept under `<git dir>/failres/tamper/`, so nothing is lost if the change was, after all, the
 person's own work done while the seat ran. The caller quarantines the task as
 `seat-tamper` and journals exactly what was changed and undone.
 
@@ -36,9 +35,9 @@ from pathlib import Path
 import pygit2
 
 from failres.gitops.git import try_git
-from failres.gitops.state import working_state_tree
+from failres.engine import checkout_guard
+from failres.engine.checkout_guard import CheckoutState
 
-TAMPER_REFS = "refs/failres/tamper"
 # Hooks and info files are small; a file beyond this is compared by size and time only.
 _MAX_GUARDED_FILE = 4 * 1024 * 1024
 _NO_HOOKS = ("core.hooksPath=/dev/null", "core.fsmonitor=false")
@@ -67,8 +66,7 @@ class RepoState:
     refs: Mapping[str, str]  # ref name -> oid, or "ref: <target>" for a symbolic ref
     files: Mapping[str, bytes | None]  # absolute path -> bytes (None: too large to keep)
     file_sizes: Mapping[str, tuple[int, int]]  # absolute path -> (size, mtime_ns), for large ones
-    checkout: str | None  # the person's working state as a tree; None when it has no work tree
-    index: bytes | None  # the person's index file
+    checkout: CheckoutState | None  # the person's checkout; None when the repository has no work tree
 
 
 @dataclass
@@ -89,13 +87,15 @@ class Guard:
         self.git_dir = git_dir
         self.store_ref = store_ref
         self.own = own
+        # Where hooks live, as the configuration says before the dispatch: a seat that
+        # rewrites core.hooksPath has its config put back, and the old directory checked.
+        self.hooks_dir = self._hooks_dir()
 
     # ── recording ────────────────────────────────────────────────────────
 
     def capture(self) -> RepoState:
         files, sizes = self._guarded_files()
-        checkout, index = self._checkout()
-        return RepoState(self._refs(), files, sizes, checkout, index)
+        return RepoState(self._refs(), files, sizes, self._checkout())
 
     def _refs(self) -> dict[str, str]:
         repo = pygit2.Repository(str(self.git_dir))
@@ -115,7 +115,7 @@ class Guard:
     def guarded_paths(self) -> list[Path]:
         """Every file a seat must not change, as it is now (planted files show up next time)."""
         paths = [self.git_dir / "config", self.git_dir / "config.worktree"]
-        for directory in (self._hooks_dir(), self.git_dir / "info"):
+        for directory in (self.hooks_dir, self.git_dir / "info"):
             if directory.is_dir():
                 for root, _dirs, names in os.walk(directory):
                     paths += [Path(root) / name for name in names]
@@ -140,25 +140,19 @@ class Guard:
         return files, sizes
 
     def _hooks_dir(self) -> Path:
-        completed = try_git(self.top, ["config", "--get", "core.hooksPath"], env={"GIT_DIR": str(self.git_dir)})
-        value = completed.stdout.decode("utf-8", "replace").strip()
-        if completed.returncode == 0 and value:
+        try:
+            value = pygit2.Repository(str(self.git_dir)).config["core.hooksPath"]
+        except (KeyError, pygit2.GitError, ValueError):
+            value = ""
+        if value:
             path = Path(os.path.expanduser(value))
             return path if path.is_absolute() else self.top / path
         return self.git_dir / "hooks"
 
-    def _checkout(self) -> tuple[str | None, bytes | None]:
+    def _checkout(self) -> CheckoutState | None:
         if not (self.top / ".git").exists():
-            return None, None
-        try:
-            tree = working_state_tree(self.top, config=_NO_HOOKS)
-        except Exception:  # noqa: BLE001 - a checkout git cannot read is compared by its index alone
-            tree = None
-        index = self.git_dir / "index"
-        try:
-            return tree, index.read_bytes()
-        except OSError:
-            return tree, None
+            return None
+        return checkout_guard.capture(self.top, self.git_dir)
 
     # ── comparing and undoing ────────────────────────────────────────────
 
@@ -169,7 +163,7 @@ class Guard:
         # Files first: git reads the config and hooks that the rest of the undo runs with.
         self._undo_files(before, tamper, evidence)
         self._undo_refs(before, tamper)
-        self._undo_checkout(before, tamper, slug, task)
+        self._undo_checkout(before, tamper, evidence)
         return tamper
 
     def _undo_files(self, before: RepoState, tamper: Tamper, evidence: Path) -> None:
@@ -236,62 +230,21 @@ class Guard:
             return lines[-1] if lines else f"exit {completed.returncode}"
         return None
 
-    def _undo_checkout(self, before: RepoState, tamper: Tamper, slug: str, task: str) -> None:
-        if before.checkout is None and before.index is None:
+    def _undo_checkout(self, before: RepoState, tamper: Tamper, evidence: Path) -> None:
+        if before.checkout is None:
             return
-        after, index_now = self._checkout()
-        if after == before.checkout and index_now == before.index:
+        after = self._checkout()
+        if after is None or not checkout_guard.differs(before.checkout, after):
             return
-        if after is not None and after != before.checkout:
-            kept = self._keep_checkout(after, slug, task)
-            changed = self._restore_paths(before.checkout, after)
-            shown = ", ".join(changed[:10]) + (f" and {len(changed) - 10} more" if len(changed) > 10 else "")
-            tamper.what.append(f"the checkout changed at {shown}: restored (the changed state is kept at {kept})")
-        if index_now != before.index and before.index is not None:
-            try:
-                _write_back(self.git_dir / "index", before.index)
-                tamper.what.append("the checkout's index changed: restored")
-            except OSError as error:
-                tamper.what.append(f"the checkout's index changed and could not be restored: {error.strerror}")
-
-    def _keep_checkout(self, tree: str, slug: str, task: str) -> str:
-        ref = f"{TAMPER_REFS}/{slug}/{task}/{time.strftime('%Y%m%dT%H%M%S')}"
-        repo = pygit2.Repository(str(self.git_dir))
-        sig = pygit2.Signature("failres", "failres@localhost")
-        parents = [] if repo.head_is_unborn else [repo.head.target]
-        commit = repo.create_commit(None, sig, sig, "failres: the checkout as a seat left it\n",
-                                    pygit2.Oid(hex=tree), parents)
-        repo.create_reference(ref, commit, force=True)
-        self.own.note(ref, str(commit))
-        return ref
-
-    def _restore_paths(self, old_tree: str | None, new_tree: str) -> list[str]:
-        repo = pygit2.Repository(str(self.git_dir))
-        old = repo[pygit2.Oid(hex=old_tree)] if old_tree else None
-        new = repo[pygit2.Oid(hex=new_tree)]
-        diff = new.diff_to_tree(old) if old is not None else new.diff_to_tree()
-        changed = []
-        for delta in diff.deltas:
-            path = delta.new_file.path or delta.old_file.path
-            changed.append(path)
-            target = self.top / path
-            entry = _tree_entry(repo, old, path)
-            try:
-                if entry is None:
-                    _remove(target)
-                elif entry.filemode == pygit2.GIT_FILEMODE_LINK:
-                    _remove(target)
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    os.symlink(repo[entry.id].data, target)
-                elif entry.filemode in (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE):
-                    if target.is_symlink() or target.is_dir():
-                        _remove(target)
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    _write_back(target, repo[entry.id].data)
-                    os.chmod(target, 0o755 if entry.filemode == pygit2.GIT_FILEMODE_BLOB_EXECUTABLE else 0o644)
-            except OSError:
-                continue
-        return sorted(changed)
+        restored, failed = checkout_guard.restore(self.top, self.git_dir, before.checkout, after, evidence)
+        if restored:
+            shown = ", ".join(restored[:10]) + (f" and {len(restored) - 10} more" if len(restored) > 10 else "")
+            tamper.what.append(f"the checkout changed at {shown}: restored (the seat's versions are kept in "
+                               f"{self._shown(evidence / 'checkout')})")
+        if failed:
+            tamper.what.append(f"the checkout changed at {', '.join(failed[:10])}: could not be restored")
+        if before.checkout.index_print != after.index_print:
+            tamper.what.append("the checkout's index changed: restored")
 
     def _shown(self, path: str | Path) -> str:
         text = str(path)
@@ -333,15 +286,6 @@ def _global_config_files() -> list[Path]:
         xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
         found.append(Path(xdg) / "git" / "config")
     return found
-
-
-def _tree_entry(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str):
-    if tree is None:
-        return None
-    try:
-        return tree[path]
-    except KeyError:
-        return None
 
 
 def _write_back(path: Path, data: bytes) -> None:

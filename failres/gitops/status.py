@@ -44,6 +44,7 @@ class StatusEntry:
     unstaged: bool  # the files differ from the index, or the path is untracked
     submodule: bool = False
     original_path: str | None = None  # the other half of a rename or copy
+    ignored: bool = False  # listed only when status is asked for ignored files
 
 
 @dataclass(frozen=True)
@@ -111,8 +112,10 @@ def parse_status(raw: bytes) -> StatusReport:
             )
         elif kind == b"?":
             entries.append(StatusEntry(_untracked_path(record[2:]), staged=False, unstaged=True))
-        # "!" (ignored) is never requested; anything else is a format this git
-        # does not produce, and skipping it keeps an older parser from crashing.
+        elif kind == b"!":
+            entries.append(StatusEntry(_untracked_path(record[2:]), staged=False, unstaged=True, ignored=True))
+        # Anything else is a format this git does not produce; skipping it keeps an
+        # older parser from crashing.
     return StatusReport(head=head, branch=branch, entries=tuple(entries))
 
 

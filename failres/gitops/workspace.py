@@ -28,12 +28,15 @@ import hashlib
 import os
 import shutil
 import stat
+import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import pygit2
+
 from failres.errors import GitError
-from failres.gitops.git import run_git, try_git
+from failres.gitops.git import run_git
 from failres.gitops.status import STATUS_ARGS, StatusReport, parse_status
 
 # Settings that make git read a work tree on failres's terms, whatever the person's or
@@ -78,6 +81,8 @@ class Workspace:
         self._index_mtime_ns = 0
         self._base_index_bytes = b""
         self._base_index_mtime_ns = 0
+        self._seat_config = ""
+        self.pristine = False  # the files are exactly `tree` and no seat or gate has run since
 
     # ── paths ────────────────────────────────────────────────────────────
 
@@ -109,7 +114,7 @@ class Workspace:
         (state_dir / "path").write_text(str(path) + "\n", encoding="utf-8")
         workspace = cls(path, git_dir, state_dir, branch, base)
         workspace.index.unlink(missing_ok=True)
-        tree = run_git(path, ["rev-parse", f"{base}^{{tree}}"], env={"GIT_DIR": str(git_dir)}).decode().strip()
+        tree = str(pygit2.Repository(str(git_dir))[pygit2.Oid(hex=base)].peel(pygit2.Tree).id)
         # One checkout, through the private index, which so records every file's stat
         # data: later reads re-hash only what a seat touched.
         workspace.git(["read-tree", "--reset", "-u", tree])
@@ -118,7 +123,9 @@ class Workspace:
         workspace._remember_private_index()
         workspace._base_index_bytes = workspace._index_bytes
         workspace._base_index_mtime_ns = workspace._index_mtime_ns
+        workspace._seat_config = _seat_config(git_dir)
         workspace.reset_seat_git()
+        workspace.pristine = True
         return workspace
 
     def remove(self) -> None:
@@ -150,11 +157,15 @@ class Workspace:
         ref_file.write_text(self.base + "\n", encoding="utf-8")
         (dot_git / "objects" / "info" / "alternates").write_text(str(self.git_dir / "objects") + "\n",
                                                                   encoding="utf-8")
-        (dot_git / "config").write_text(_seat_config(self.git_dir), encoding="utf-8")
+        (dot_git / "config").write_text(self._seat_config or _seat_config(self.git_dir), encoding="utf-8")
         (dot_git / "description").write_text("a failres task workspace\n", encoding="utf-8")
         (dot_git / "index").write_bytes(self._base_index_bytes)
         # The start's own time, so the seat's git does not trust stale stat data either.
         os.utime(dot_git / "index", ns=(self._base_index_mtime_ns, self._base_index_mtime_ns))
+
+    def handed_over(self) -> None:
+        """A seat or gate is about to run here: the files can no longer be assumed untouched."""
+        self.pristine = False
 
     # ── reading what changed ─────────────────────────────────────────────
 
@@ -185,7 +196,7 @@ class Workspace:
         for entry in report.entries:
             # Only files against the private index count: the index-against-HEAD side
             # compares with the *person's* HEAD, which says nothing about the seat.
-            if not entry.unstaged:
+            if not entry.unstaged or entry.ignored:
                 continue
             paths.add(entry.path)
             if entry.original_path:
@@ -209,11 +220,12 @@ class Workspace:
 
     def accept(self, paths: Iterable[str]) -> str:
         """Take exactly `paths` from the files into the private index; return the tree it now holds."""
-        wanted = [p for p in paths]
+        wanted = list(paths)
+        if not wanted:
+            return self.tree  # the private index holds exactly the last tree put down
         self._restore_private_index()
-        if wanted:
-            spec = b"\0".join(os.fsencode(p) for p in wanted) + b"\0"
-            self.git(["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"], stdin=spec)
+        spec = b"\0".join(os.fsencode(p) for p in wanted) + b"\0"
+        self.git(["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"], stdin=spec)
         tree = self.git(["write-tree"]).decode().strip()
         self._remember_private_index()
         return tree
@@ -256,9 +268,19 @@ class Workspace:
         """Make the files exactly `tree` (plus the `keep` paths), and give the seat a fresh `.git`.
 
         Raises GitError when the files cannot be put back (a seat that made them
-        undeletable); the caller quarantines the task then.
+        undeletable); the caller quarantines the task then. A workspace nobody has run
+        in since it was made or put back to this same tree is left as it is.
         """
+        if self.pristine and tree == self.tree:
+            return
         self._restore_private_index()
+        if tree == self.tree and self._nothing_to_put_back(keep):
+            # The common case after an accepted dispatch: the files are the tree already,
+            # and nothing untracked or ignored lies about; only the seat's git is renewed.
+            _remove_nested_git_dirs(self.path)
+            self.reset_seat_git()
+            self.pristine = True
+            return
         try:
             self._put_back(tree, keep)
         except GitError:
@@ -269,12 +291,25 @@ class Workspace:
         self.tree = tree
         self._remember_private_index()
         self.reset_seat_git()
+        self.pristine = True
         left = self.check()
         stray = [p for p in left.paths if not _kept(p, keep)]
         if stray:
             shown = ", ".join(stray[:5])
             msg = f"could not put the workspace {self.path} back: it still differs at {shown}"
             raise GitError(msg, hint="a seat left files that cannot be removed; remove them by hand")
+
+    def _nothing_to_put_back(self, keep: Sequence[str]) -> bool:
+        """No tracked file differs and nothing untracked or ignored is there but `keep` paths."""
+        args = [*STATUS_ARGS[:-3], "--untracked-files=normal", "--ignored=traditional", "--no-renames",
+                "--ignore-submodules=none"]
+        report = parse_status(self.git(args))
+        for entry in report.entries:
+            if entry.staged and not entry.unstaged and not entry.submodule:
+                continue  # the index against the person's HEAD: says nothing about the files
+            if not _kept(entry.path, keep) and not _kept(entry.path + "/", keep):
+                return False
+        return True
 
     def _put_back(self, tree: str, keep: Sequence[str]) -> None:
         self.git(["read-tree", "--reset", "-u", tree])
@@ -304,11 +339,16 @@ def _kept(path: str, keep: Sequence[str]) -> bool:
 
 def _seat_config(git_dir: Path) -> str:
     lines = ["[core]", "\trepositoryformatversion = 0", "\tbare = false", "\tlogallrefupdates = true"]
-    local = git_dir / "config"
+    try:
+        local = pygit2.Config(str(git_dir / "config"))
+    except (pygit2.GitError, OSError):
+        local = None
     for key in _SEAT_CONFIG_KEYS:
-        completed = try_git(git_dir, ["config", "--file", str(local), "--get", key])
-        value = completed.stdout.decode("utf-8", "replace").strip()
-        if completed.returncode == 0 and value and "\n" not in value:
+        try:
+            value = str(local[key]) if local is not None else ""
+        except (KeyError, pygit2.GitError, ValueError):
+            continue
+        if value and "\n" not in value and '"' not in value:
             lines.append(f"\t{key.split('.', 1)[1]} = {value}")
     return "\n".join(lines) + "\n"
 
@@ -316,7 +356,17 @@ def _seat_config(git_dir: Path) -> str:
 def _remove_nested_git_dirs(top: Path) -> None:
     # git never lists a directory named `.git`, wherever it is, so `clean` leaves one
     # a seat planted below the top (with whatever it put inside). Only the top one is
-    # the seat's git dir, and it is rebuilt anyway.
+    # the seat's git dir, and it is rebuilt anyway. `find` walks a large tree in a
+    # fraction of Python's time; os.walk is the fallback.
+    finder = shutil.which("find")
+    if finder is not None:
+        completed = subprocess.run([finder, str(top), "-mindepth", "2", "-name", ".git", "-prune", "-print0"],
+                                   capture_output=True, check=False)
+        if completed.returncode == 0:
+            for raw in completed.stdout.split(b"\0"):
+                if raw:
+                    remove_tree(Path(os.fsdecode(raw)))
+            return
     for root, dirs, _files in os.walk(top):
         if Path(root) == top:
             dirs[:] = [d for d in dirs if d != ".git"]

@@ -1,0 +1,209 @@
+"""The person's checkout around a dispatch: a cheap record, an exact comparison, a faithful undo.
+
+One `git status` before and one after. Before, every path status lists (modified,
+deleted or untracked: the person's own work in progress) is fingerprinted and its
+bytes kept in memory; the index file is kept too. After, the same status and
+fingerprints are compared: a file the seat touched always shows, because writing
+changes its ctime, which no user program can set back. Only when something differs
+does the undo run:
+
+- a path that was the person's work in progress gets its kept bytes back;
+- a tracked file that was clean gets the index's version back;
+- a file that was not there is moved out of the checkout (into the evidence);
+- the index file gets its kept bytes back.
+
+Every version the seat left is copied into the evidence directory first, so nothing
+is lost if the change was the person's own, made while the seat ran.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from failres.gitops.git import run_git
+
+# What is kept in memory of the person's uncommitted files: a file past this size is
+# compared by its fingerprint and reported, not restored.
+MAX_KEPT_FILE = 4 * 1024 * 1024
+MAX_KEPT_TOTAL = 256 * 1024 * 1024
+_READ_ONLY = ("core.fsmonitor=false", "core.hooksPath=/dev/null")
+_STATUS = ("status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all")
+
+Fingerprint = tuple[int, int, int, int, int] | None  # mode, size, mtime_ns, ctime_ns, inode; None: absent
+
+
+@dataclass(frozen=True)
+class CheckoutState:
+    """The person's checkout at one moment."""
+
+    status: bytes
+    prints: dict[str, Fingerprint]  # every path status listed
+    kept: dict[str, bytes | None]  # their bytes ("symlink:" + target for a link); None: too large
+    index: bytes | None
+    index_print: Fingerprint
+
+
+def fingerprint(path: Path) -> Fingerprint:
+    try:
+        info = path.lstat()
+    except OSError:
+        return None
+    return (info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+
+
+def listed_paths(raw: bytes) -> list[str]:
+    """Every path a `status --porcelain=v2 -z` output names (pure)."""
+    paths = []
+    records = raw.split(b"\0")
+    index = 0
+    while index < len(records):
+        record = records[index]
+        index += 1
+        if not record:
+            continue
+        kind = record[:1]
+        if kind == b"1":
+            paths.append(record.split(b" ", 8)[8])
+        elif kind == b"2":
+            paths.append(record.split(b" ", 9)[9])
+            paths.append(records[index])
+            index += 1
+        elif kind == b"u":
+            paths.append(record.split(b" ", 10)[10])
+        elif kind in (b"?", b"!"):
+            paths.append(record[2:].rstrip(b"/"))
+    return [os.fsdecode(p) for p in paths]
+
+
+def capture(top: Path, git_dir: Path) -> CheckoutState:
+    raw = run_git(top, _STATUS, env={"GIT_OPTIONAL_LOCKS": "0", "GIT_DIR": str(git_dir)}, config=_READ_ONLY)
+    prints: dict[str, Fingerprint] = {}
+    kept: dict[str, bytes | None] = {}
+    budget = MAX_KEPT_TOTAL
+    for path in listed_paths(raw):
+        full = top / path
+        prints[path] = fingerprint(full)
+        data = _read(full, min(MAX_KEPT_FILE, budget))
+        if data is not None:
+            budget -= len(data)
+        kept[path] = data
+    index_file = git_dir / "index"
+    try:
+        index = index_file.read_bytes()
+    except OSError:
+        index = None
+    return CheckoutState(raw, prints, kept, index, fingerprint(index_file))
+
+
+def _read(path: Path, limit: int) -> bytes | None:
+    try:
+        info = path.lstat()
+    except OSError:
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        return b"symlink:" + os.fsencode(os.readlink(path))
+    if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+        return None
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def changed_paths(before: CheckoutState, after: CheckoutState) -> list[str]:
+    """Paths whose state differs between two records (pure)."""
+    paths = set(before.prints) | set(after.prints)
+    return sorted(p for p in paths if before.prints.get(p, _UNLISTED) != after.prints.get(p, _UNLISTED))
+
+
+_UNLISTED = ("unlisted",)
+
+
+def differs(before: CheckoutState, after: CheckoutState) -> bool:
+    return (before.status != after.status or before.prints != after.prints
+            or before.index_print != after.index_print)
+
+
+def restore(top: Path, git_dir: Path, before: CheckoutState, after: CheckoutState,
+            evidence: Path) -> tuple[list[str], list[str]]:
+    """Put the checkout back to `before`; (paths restored, paths that could not be)."""
+    restored, failed = [], []
+    changed = changed_paths(before, after)
+    for path in changed:
+        _keep_evidence(top / path, evidence / "checkout" / path)
+    if before.index is not None and after.index_print != before.index_print:
+        _write(git_dir / "index", before.index)
+    tracked = _index_entries(before.index)
+    repo = pygit2.Repository(str(git_dir))
+    for path in changed:
+        target = top / path
+        try:
+            if path in before.kept:
+                data = before.kept[path]
+                if data is None and before.prints.get(path) is not None:
+                    failed.append(path)
+                    continue
+                _remove(target)
+                if data is not None:
+                    _write(target, data)
+            elif path in tracked:
+                mode, oid = tracked[path]
+                blob = repo[oid].data
+                _remove(target)
+                _write(target, b"symlink:" + blob if mode == pygit2.GIT_FILEMODE_LINK else blob,
+                       executable=mode == pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
+            else:
+                _remove(target)  # it was not there before: planted
+            restored.append(path)
+        except OSError:
+            failed.append(path)
+    return restored, failed
+
+
+def _index_entries(index_bytes: bytes | None) -> dict[str, tuple[int, pygit2.Oid]]:
+    """path -> (mode, blob id) of every entry of an index file's bytes."""
+    if not index_bytes:
+        return {}
+    with tempfile.TemporaryDirectory(prefix="failres-index-") as scratch:
+        index_file = Path(scratch) / "index"
+        index_file.write_bytes(index_bytes)
+        try:
+            index = pygit2.Index(str(index_file))
+        except (pygit2.GitError, ValueError):
+            return {}
+        return {entry.path: (entry.mode, entry.id) for entry in index}  # type: ignore[misc]
+
+
+def _write(path: Path, data: bytes, *, executable: bool = False) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if data.startswith(b"symlink:"):
+        os.symlink(data.removeprefix(b"symlink:"), path)
+        return
+    tmp = path.with_name(f".{path.name}.failres-restore")
+    tmp.write_bytes(data)
+    os.chmod(tmp, 0o755 if executable else 0o644)
+    os.replace(tmp, path)
+
+
+def _remove(path: Path) -> None:
+    from failres.gitops.workspace import remove_tree
+
+    remove_tree(path)
+
+
+def _keep_evidence(path: Path, target: Path) -> None:
+    try:
+        if path.is_symlink():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(os.readlink(path), encoding="utf-8", errors="surrogateescape")
+        elif path.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(path.read_bytes())
+    except OSError:
+        pass
