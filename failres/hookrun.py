@@ -20,6 +20,7 @@ import sys
 import time
 import traceback
 
+from failres.inert import inert
 from failres.trailers import GREP_PATTERN, task_of_branch_name, tasks_in_message
 
 HOOKS = ("pre-merge-commit", "post-merge")
@@ -77,10 +78,10 @@ def post_merge(args: list[str]) -> int:
     for result in stamp_after_merge(Path.cwd(), keys):
         if result.stamped:
             labels = ", ".join(result.resolved_by)
-            print(f"failres: {result.slug}/{result.task} landed; stamped {len(result.stamped)} lesson(s): {labels}",
-                  file=sys.stderr)
+            print(inert(f"failres: {result.slug}/{result.task} landed; stamped {len(result.stamped)} lesson(s): "
+                        f"{labels}"), file=sys.stderr)
         elif result.landed_event:
-            print(f"failres: {result.slug}/{result.task} landed", file=sys.stderr)
+            print(inert(f"failres: {result.slug}/{result.task} landed"), file=sys.stderr)
     return 0
 
 
@@ -95,7 +96,7 @@ def pre_merge_commit(args: list[str]) -> int:
     """
     found = task_of_branch_name(os.environ.get("GIT_REFLOG_ACTION", ""))
     if found is not None:
-        print(f"failres: merging task {found[0]}/{found[1]}; its lessons are stamped once the merge is done",
+        print(inert(f"failres: merging task {found[0]}/{found[1]}; its lessons are stamped once the merge is done"),
               file=sys.stderr)
     return 0
 
