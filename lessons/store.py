@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pygit2
 
-from lessons.errors import InvalidInput, NotFound, StoreBusy
+from lessons.errors import InvalidInput, NotFound, StoreBusy, StoreDamaged
 
 DEFAULT_REF = "refs/failres/store"
 STORE_NAME = "failres"
@@ -117,13 +117,60 @@ class Store:
         return Path(self.repo.path)  # pygit2 gives the common dir for worktrees too
 
     def tip(self) -> pygit2.Oid | None:
+        """The store's tip commit; None when the ref does not exist.
+
+        A ref that exists but names no commit (a blob, a tree, a tag, another ref) is
+        refused: writing on it would bury what it names, and reading it would fail
+        in ways that say nothing useful.
+        """
         try:
-            return self.repo.references[self.ref].target
+            ref = self.repo.references[self.ref]
         except KeyError:
             return None
+        except pygit2.GitError as unreadable:  # a loose ref file with garbage in it
+            msg = f"the store ref {self.ref} cannot be read ({unreadable})"
+            raise StoreDamaged(msg, hint=self._damage_hint()) from None
+        target = ref.target
+        if not isinstance(target, pygit2.Oid):
+            msg = f"the store ref {self.ref} is a symbolic ref to {target}; a store ref names a commit"
+            raise StoreDamaged(msg, hint=self._damage_hint())
+        if not isinstance(self.repo.get(target), pygit2.Commit):
+            from lessons.guard import check_store_commit
+
+            try:
+                check_store_commit(self.repo, target, name=f"the store ref {self.ref}", deep=False)
+            except StoreDamaged as damaged:
+                raise StoreDamaged(str(damaged), hint=damaged.hint or self._damage_hint()) from None
+        return target
+
+    def _damage_hint(self) -> str:
+        from lessons.guard import damaged_ref_hint
+
+        return damaged_ref_hint(self)
 
     def exists(self) -> bool:
         return self.tip() is not None
+
+    def verify(self, *, ignore_remote: str | None = None) -> None:
+        """Refuse a store that cannot be trusted, before anything reads or writes it.
+
+        A missing ref is fine when nothing shows a store ever existed here (reads see
+        an empty store; writes say to run `git failres init`); when something does,
+        it is an error naming what, and how to restore it. An existing tip must be a
+        commit whose top levels have the store's layout. `ignore_remote`: a sync with
+        that remote is itself the way back, so its copy is not held against it.
+        """
+        tip = self.tip()
+        if tip is None:
+            from lessons.guard import existence_traces, missing_store_error
+
+            traces = existence_traces(self, ignore_remote=ignore_remote)
+            if traces:
+                raise missing_store_error(self, traces)
+            return
+        from lessons.guard import check_store_commit
+
+        check_store_commit(self.repo, tip, name=f"the store {self.ref}", deep=False)
 
     def commit_at(self, rev: str | pygit2.Oid | None = None) -> pygit2.Commit | None:
         if rev is None:
@@ -206,21 +253,46 @@ class Store:
         sig = self._signature or store_signature(self.repo)
         return pygit2.Signature(sig.name, sig.email)  # stamped now, not when cached
 
-    def ensure(self) -> pygit2.Oid:
-        """Create the store (an empty root commit) if it does not exist yet."""
+    def create(self, *, replacing_lost: bool = False) -> pygit2.Oid:
+        """Create the store (an empty root commit); its tip when it exists already.
+
+        The only way a store comes to be: a write never creates one, so a deleted
+        store ref can never be silently replaced by an empty store. Creating is
+        refused too when something shows a store existed here (see `lessons.guard`),
+        unless `replacing_lost` says the person means to start over.
+        """
         tip = self.tip()
         if tip is not None:
             self._ensure_reflog()
             return tip
+        self.check_creatable(replacing_lost=replacing_lost)
         empty = self.repo.TreeBuilder().write()
         sig = self.signature()
         oid = self.repo.create_commit(None, sig, sig, "failres: create store\n", empty, [])
         self._ensure_reflog()
-        try:
-            self.repo.create_reference(self.ref, oid, force=False, message="failres: create store")
-        except (ValueError, pygit2.AlreadyExistsError, pygit2.GitError):
+        if not self._compare_and_swap(None, oid, "failres: create store"):
             pass  # another process created it first; theirs is as good as ours
-        return self.tip()  # type: ignore[return-value]
+        return self.require()
+
+    def check_creatable(self, *, replacing_lost: bool = False) -> None:
+        """Raise what `create` would refuse with (a damaged ref, a store that existed), writing nothing."""
+        if self.tip() is not None or replacing_lost:
+            return
+        from lessons.guard import existence_traces, missing_store_error
+
+        traces = existence_traces(self)
+        if traces:
+            raise missing_store_error(self, traces, creating=True)
+
+    def require(self) -> pygit2.Oid:
+        """The tip of a store that exists; StoreMissing (saying why, and what to do) otherwise."""
+        tip = self.tip()
+        if tip is None:
+            from lessons.guard import existence_traces, missing_store_error
+
+            raise missing_store_error(self, existence_traces(self))
+        self._ensure_reflog()
+        return tip
 
     def _ensure_reflog(self) -> None:
         # git and libgit2 only keep a reflog for refs outside refs/heads when the
@@ -243,10 +315,13 @@ class Store:
         again after a lost race, so a writer that must look before it writes
         (idempotent stamps, reclaim) decides on the tip it really lands on.
         Returns None when the change turned out empty (nothing to write).
+        Never creates the store: a missing one raises StoreMissing.
         """
-        self.ensure()
+        self.require()
         for attempt in range(max_attempts):
             parent = self.commit_at()
+            if parent is None:
+                self.require()  # deleted while we were writing: refuse, never start afresh
             planned = change(parent) if callable(change) else change
             if planned.is_empty():
                 return None
@@ -255,10 +330,8 @@ class Store:
                 return None
             sig = self.signature()
             body = _audit_body(planned)
-            oid = self.repo.create_commit(
-                None, sig, sig, message.rstrip("\n") + "\n" + body, tree, [parent.id] if parent else []
-            )
-            if self._compare_and_swap(parent.id if parent else None, oid, message.splitlines()[0]):
+            oid = self.repo.create_commit(None, sig, sig, message.rstrip("\n") + "\n" + body, tree, [parent.id])
+            if self._compare_and_swap(parent.id, oid, message.splitlines()[0]):
                 return oid
             # Lost the race: back off a little (with jitter so a crowd spreads out)
             # and rebuild on the new tip.
@@ -393,7 +466,24 @@ class Store:
                     ref.set_target(new, reason)  # libgit2 re-checks the old value
             except (pygit2.GitError, ValueError, pygit2.AlreadyExistsError):
                 return False
+            self._note_tip(new)
             return True
+
+    def _note_tip(self, tip: pygit2.Oid) -> None:
+        """Remember the tip outside the ref (called holding the ref lock).
+
+        `git update-ref -d` deletes a ref's reflog along with it; this note is what
+        still shows, after such a deletion, that the store existed and where it was.
+        """
+        from lessons.guard import last_tip_path
+
+        path = last_tip_path(self.common_dir, self.ref)
+        try:
+            tmp = path.with_name(path.name + ".tmp")
+            tmp.write_text(f"{tip}\n", encoding="ascii")
+            tmp.replace(path)
+        except OSError:
+            pass  # a note, not a record: a write must not fail for want of it
 
     # ── history operations ───────────────────────────────────────────────
 

@@ -50,6 +50,7 @@ def lesson(n: int, **extra: object) -> dict:
 
 def write_lessons(clone: Path, count: int, start: int = 0) -> list[dict]:
     store = Store(clone)
+    store.create()  # as `git failres init` does; a no-op where the store exists
     docs = [lesson(start + n) for n in range(count)]
     for doc in docs:
         store.commit(change_of([lesson_put(doc)]), f"failres: lesson {doc['task']}")
@@ -138,8 +139,10 @@ def test_the_human_report_says_what_happened(cli, network) -> None:
     assert result.out.splitlines()[1].startswith("pushed ")
 
 
-def test_snapshot_refs_travel_both_ways(cli, network) -> None:
+def test_snapshot_refs_travel_both_ways_where_configured(cli, network) -> None:
     bare, a, b = network
+    for clone in (a, b):
+        (clone / ".failres.toml").write_text("[sync]\nsnapshots = true\n")
     head = git(a, "rev-parse", "HEAD").strip()
     git(a, "update-ref", "refs/failres/snapshots/s/t1/aaaa000000000000", head)
     write_lessons(a, 1)
@@ -243,7 +246,7 @@ def test_only_snapshots_the_remote_lacks_are_pushed() -> None:
 def forked(repo: Path, *names: str) -> list[Store]:
     """Stores on refs that all start at the current tip of the main store ref."""
     base = Store(repo)
-    base.ensure()
+    base.create()
     stores = []
     for name in names:
         base.repo.references.create(f"refs/failres/{name}", base.tip())
@@ -352,6 +355,7 @@ WRITER = textwrap.dedent(
     from lessons.store import Store
 
     store = Store(sys.argv[1])
+    store.create()
     for n in range(int(sys.argv[2])):
         doc = make_lesson(slug="load", task=sys.argv[3], fail_class="unknown", message=f"{{n}}",
                           files=["src/a.py"], int_head="0" * 40, snapshot=None)

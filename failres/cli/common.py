@@ -32,7 +32,10 @@ class Context:
 
     @cached_property
     def store(self) -> Store:
-        return Store(self.repo, self.config.store.ref)
+        """The store, checked before any command trusts it (see `Store.verify`)."""
+        store = Store(self.repo, self.config.store.ref)
+        store.verify()
+        return store
 
     @property
     def git_dir(self) -> Path:
