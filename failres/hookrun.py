@@ -109,11 +109,12 @@ def run_hook(hook: str, args: list[str]) -> int:
         if hook == "pre-merge-commit":
             return pre_merge_commit(args)
         log_line(f"{hook}: not a hook failres handles (args {args!r})")
-    except BaseException:  # noqa: BLE001 - see the module docstring: never fail the person's merge
+    except BaseException as error:  # noqa: BLE001 - see the module docstring: never fail the person's merge
         where = log_line(f"{hook} {args!r} failed:\n{traceback.format_exc()}") or "no log could be written"
         try:
-            print(f"failres: the {hook} hook failed (the merge is unaffected; {where}); "
-                  "`git failres label` redoes the stamp", file=sys.stderr)
+            cause = inert(" ".join(str(error).split()))[:300] or type(error).__name__
+            print(f"failres: the {hook} hook failed (the merge is unaffected; {where}): {cause}; "
+                  "once that is fixed, `git failres label` redoes the stamp", file=sys.stderr)
         except Exception:  # noqa: BLE001
             pass
     return 0

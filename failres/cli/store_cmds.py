@@ -47,6 +47,8 @@ def init(
     if result.hooks is not None:
         actions = ", ".join(f"{a.hook} {a.action}" for a in result.hooks.actions)
         out.print(f"hooks in {result.hooks.place.path}: {actions}", markup=False)
+        for note in result.hooks.notes:
+            out.print(f"note: {note}", markup=False)
     elif result.hooks_problem:
         out.print(f"hooks not installed: {result.hooks_problem}", markup=False)
     out.print(f"read it with: git log -p {result.store_ref}")
