@@ -131,8 +131,17 @@ def backoff_seconds(attempt: int, draw: float) -> float:
 
 
 def missing_snapshots(local: dict[str, pygit2.Oid], remote: dict[str, pygit2.Oid]) -> list[str]:
-    """Local snapshot refs (by name under refs/failres/snapshots/) the remote does not have."""
-    return sorted(name for name, oid in local.items() if remote.get(name) != oid)
+    """Local snapshot refs (by name under refs/failres/snapshots/) the remote does not have at all."""
+    return sorted(name for name in local if name not in remote)
+
+
+def clashing_snapshots(local: dict[str, pygit2.Oid], remote: dict[str, pygit2.Oid]) -> list[str]:
+    """Snapshot names both sides hold with different commits: each side keeps its own.
+
+    A snapshot is one failing state, named by its lesson; moving the name (even a
+    fast-forward) would take another machine's snapshot away from its lesson.
+    """
+    return sorted(name for name, oid in local.items() if name in remote and remote[name] != oid)
 
 
 # ---- git at the edges ----
@@ -242,6 +251,9 @@ def _push(top: Path, remote: str, ref: str, tip: str | None, expected: str | Non
         lease = [f"--force-with-lease={ref}:{expected or ''}"]
         specs.append(f"{tip}:{ref}")
     specs += [f"{SNAPSHOT_PREFIX}{name}:{SNAPSHOT_PREFIX}{name}" for name in snapshots]
+    # A snapshot ref is only ever created there: the lease says "must not exist yet", so
+    # one another machine pushed meanwhile is never moved, not even by a fast-forward.
+    lease += [f"--force-with-lease={SNAPSHOT_PREFIX}{name}:" for name in snapshots]
     if not specs:
         return _Push(True, "", 0, ())
     # No --quiet: with it, git leaves accepted refs out of the porcelain report.
@@ -337,8 +349,10 @@ def sync_store(top: Path, ref: str, remote: str, *, snapshots: bool = False, att
                 fetched_snapshots += _adopt_snapshots(repo, remote)
             tip = store.tip()
             local_tip = str(tip) if tip is not None else None
-            missing = missing_snapshots(_refs_under(repo, SNAPSHOT_PREFIX),
-                                        _refs_under(repo, tracking_ref(remote, SNAPSHOT_PREFIX))) if snapshots else []
+            ours_snap = _refs_under(repo, SNAPSHOT_PREFIX) if snapshots else {}
+            theirs_snap = _refs_under(repo, tracking_ref(remote, SNAPSHOT_PREFIX)) if snapshots else {}
+            missing = missing_snapshots(ours_snap, theirs_snap)
+            clashes = tuple(clashing_snapshots(ours_snap, theirs_snap))
             outcome = _push(top, remote, ref, local_tip, theirs, missing)
             pushed_snapshots += outcome.snapshots_pushed
             if outcome.store_ok:
@@ -349,7 +363,7 @@ def sync_store(top: Path, ref: str, remote: str, *, snapshots: bool = False, att
                 return SyncResult(remote, ref, theirs, how, merged, local_tip,
                                   pushed=pushed, retries=retries,
                                   snapshots_fetched=fetched_snapshots, snapshots_pushed=pushed_snapshots,
-                                  snapshots_rejected=outcome.snapshots_rejected)
+                                  snapshots_rejected=tuple(sorted(clashes + outcome.snapshots_rejected)))
             if _remote_store_tip(top, remote, ref) == theirs:
                 # The remote is where we leased it and still said no: a hook or a
                 # permission, not a race. Retrying would only ask again.

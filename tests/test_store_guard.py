@@ -344,3 +344,33 @@ def test_a_shallow_check_reads_only_the_top_two_levels(repo: Path) -> None:
     deep_flaw = tree_of(r, {"journal/rr/ab": b"x"})
     assert layout_problems(r, deep_flaw, deep=False) == []
     assert layout_problems(r, deep_flaw) == ["journal/rr/ab is a file where the store keeps a directory"]
+
+
+# ── refs failres did not make ───────────────────────────────────────────────
+
+
+def test_land_refuses_a_branch_in_failres_s_namespace_that_no_run_made(tmp_path: Path, cli) -> None:
+    project = Project.create(tmp_path)
+    project.configure(implementer=[])
+    git(project.top, "branch", "failres/rr/mine")  # a person's branch that merely looks like a task's
+    before = refs(project.top)
+    result = cli(project.top, "land", "rr", "mine")
+    assert result.code == 2 and "no run of rr/mine" in result.err
+    assert refs(project.top) == before
+
+
+def test_sync_never_replaces_a_snapshot_ref_on_either_side(network, cli) -> None:
+    bare, a, b = network
+    for clone in (a, b):
+        (clone / ".failres.toml").write_text("[sync]\nsnapshots = true\n")
+    name = "refs/failres/snapshots/s/t1/aaaa000000000000"
+    git(a, "update-ref", name, "HEAD")
+    assert cli(a, "sync").code == 0
+    git(b, "commit", "-q", "--allow-empty", "-m", "b's own work")
+    git(b, "update-ref", name, "HEAD")  # b's own snapshot under the same name, another commit
+    mine = git(b, "rev-parse", name)
+    done = cli(b, "sync", "--json")
+    assert done.code == 0, done.err
+    assert json.loads(done.out)["snapshots"]["rejected"] == ["s/t1/aaaa000000000000"]
+    assert git(b, "rev-parse", name) == mine  # not overwritten by the remote's
+    assert git(bare, "rev-parse", name) == git(a, "rev-parse", name)  # not forced over the remote's either

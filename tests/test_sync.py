@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, git, run_failres
-from failres.sync import BACKOFF_CAP, backoff_seconds, default_remote, missing_snapshots, tracking_ref
+from failres.sync import (
+    BACKOFF_CAP,
+    backoff_seconds,
+    clashing_snapshots,
+    default_remote,
+    missing_snapshots,
+    tracking_ref,
+)
 from lessons.lesson import lesson_put, make_lesson, stamp_put
 from lessons.records import change_of, read_collection, read_record
 from lessons.settle import orphan_moves
@@ -235,9 +242,10 @@ def test_backoff_grows_and_stays_bounded() -> None:
     assert backoff_seconds(5, 0.0) == 0.0
 
 
-def test_only_snapshots_the_remote_lacks_are_pushed() -> None:
-    local = {"s/t/a": "1", "s/t/b": "2"}
-    assert missing_snapshots(local, {"s/t/a": "1"}) == ["s/t/b"]  # type: ignore[arg-type]
+def test_only_snapshots_the_remote_lacks_are_pushed_and_a_name_held_by_both_is_left_alone() -> None:
+    local = {"s/t/a": "1", "s/t/b": "2", "s/t/c": "3"}
+    assert missing_snapshots(local, {"s/t/a": "1", "s/t/c": "9"}) == ["s/t/b"]  # type: ignore[arg-type]
+    assert clashing_snapshots(local, {"s/t/a": "1", "s/t/c": "9"}) == ["s/t/c"]  # type: ignore[arg-type]
 
 
 # ---- the merge rules, in either order ----
