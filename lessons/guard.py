@@ -213,7 +213,8 @@ def _last_tip_traces(store: Store) -> list[Trace]:
         oid = last_tip_path(store.common_dir, store.ref).read_text(encoding="ascii").strip()
     except (OSError, UnicodeDecodeError):
         return []
-    return [Trace("the last tip failres wrote", oid)] if len(oid) == 40 else []
+    whole = len(oid) == 40 and all(c in "0123456789abcdef" for c in oid)  # a torn note is no note
+    return [Trace("the last tip failres wrote", oid)] if whole else []
 
 
 def _index_traces(store: Store) -> list[Trace]:

@@ -479,9 +479,13 @@ class Store:
 
         path = last_tip_path(self.common_dir, self.ref)
         try:
-            tmp = path.with_name(path.name + ".tmp")
-            tmp.write_text(f"{tip}\n", encoding="ascii")
-            tmp.replace(path)
+            # Written in place: every note has the same length, and a torn one reads as
+            # no note (it is checked for 40 hex digits), never as a wrong tip.
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+            try:
+                os.pwrite(fd, f"{tip}\n".encode("ascii"), 0)
+            finally:
+                os.close(fd)
         except OSError:
             pass  # a note, not a record: a write must not fail for want of it
 
