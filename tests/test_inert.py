@@ -170,3 +170,17 @@ def test_an_error_quoting_hostile_input_is_one_inert_line(tmp_path: Path, cli) -
     assert result.code == 2
     assert obeyable(result.err) == []
     assert result.err.startswith("error: ") and "\\x1b[31m" in result.err
+
+
+def test_json_output_escapes_what_json_itself_leaves_raw_and_reads_back_exactly(tmp_path: Path, cli) -> None:
+    """JSON escapes C0 itself; DEL, the C1 range and bidirectional controls it writes as they are."""
+    project = Project.create(tmp_path)
+    project.configure(implementer=[])
+    message = "csi\x9b2J del\x7f flip\u202egnp.exe sep\u2028end"
+    line = {"ts": "2026-01-02T03:04:05Z", "slug": "rr", "task": "t1", "failClass": "unknown", "message": message}
+    source = tmp_path / "lessons.jsonl"
+    source.write_text(json.dumps(line) + "\n")
+    assert cli(project.top, "lessons", "import", str(source)).code == 0
+    out = cli(project.top, "lessons", "list", "--json").out
+    assert obeyable(out) == [] and "\u2028" not in out
+    assert json.loads(out)[0]["message"] == message
