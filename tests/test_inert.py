@@ -184,3 +184,16 @@ def test_json_output_escapes_what_json_itself_leaves_raw_and_reads_back_exactly(
     out = cli(project.top, "lessons", "list", "--json").out
     assert obeyable(out) == [] and "\u2028" not in out
     assert json.loads(out)[0]["message"] == message
+
+
+def test_logs_show_the_prompt_and_the_seat_s_output_inert(tmp_path: Path, cli) -> None:
+    project = Project.create(tmp_path)
+    project.configure(implementer=[{"print": f"{RED}progress{TITLE}\x9b2J done", "exit": 1}])
+    plan = tmp_path / "escaped-plan.toml"
+    plan.write_text('slug = "rr"\n[[tasks]]\nid = "t1"\nprompt = "Fix it \\u001b[31mnow\\u001b[0m"\n'
+                    'files = ["src/calc.py"]\n')
+    assert cli(project.top, "run", str(plan), "--quiet").code == 1
+    shown = cli(project.top, "logs", "rr", "t1")
+    assert shown.code == 0, shown.err
+    assert "progress" in shown.out and "Fix it \\x1b[31mnow" in shown.out
+    assert obeyable(shown.out) == []
