@@ -24,6 +24,7 @@ why the last tip failres wrote is kept in a file of its own.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -274,6 +275,52 @@ def missing_store_error(store: Store, traces: list[Trace], *, creating: bool = F
         hint = ("its commits are no longer in this repository; fetch them back (`git failres sync`) "
                 "or start an empty store with `git failres init --new-store`")
     return StoreMissing(msg, hint=hint)
+
+
+def refused_ref(store: Store, why: str | None) -> StoreDamaged:
+    """The refusal of a store ref that names no commit: what it names, and the commit to point it back at."""
+    if why is None:
+        target = store.repo.references[store.ref].target
+        obj = store.repo.get(target)
+        kind = "nothing in this repository" if obj is None else f"a {_kind(obj)}"
+        why = f"points at {kind} ({str(target)[:12]}), not a store commit"
+        peeled = _peel_hint(obj) if obj is not None else None
+        if peeled:
+            return StoreDamaged(f"the store ref {store.ref} {why}", hint=peeled)
+    return StoreDamaged(f"the store ref {store.ref} {why}", hint=damaged_ref_hint(store))
+
+
+def verify_store(store: Store, *, ignore_remote: str | None = None) -> None:
+    """Refuse a store that cannot be trusted, before anything reads or writes it.
+
+    A missing ref is fine when nothing shows a store ever existed here (reads see an
+    empty store; writes say to run `git failres init`); when something does, it is an
+    error naming what, and how to restore it. An existing tip must be a commit whose
+    top two levels have the store's layout (cheap, whatever the store's size).
+    """
+    tip = store.tip()
+    if tip is None:
+        traces = existence_traces(store, ignore_remote=ignore_remote)
+        if traces:
+            raise missing_store_error(store, traces)
+        return
+    check_store_commit(store.repo, tip, name=f"the store {store.ref}", deep=False)
+
+
+def note_tip(common_dir: Path, ref: str, tip: pygit2.Oid) -> None:
+    """Remember where `ref` is, outside the ref: `git update-ref -d` deletes a ref's reflog
+    with it, and this note is what still shows, after such a deletion, where the store was."""
+    path = last_tip_path(common_dir, ref)
+    try:
+        # Written in place: every note has the same length, and a torn one reads as
+        # no note (it is checked for 40 hex digits), never as a wrong tip.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            os.pwrite(fd, f"{tip}\n".encode("ascii"), 0)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass  # a note, not a record: a write must not fail for want of it
 
 
 def damaged_ref_hint(store: Store) -> str:

@@ -23,14 +23,16 @@ import fcntl
 import os
 import random
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pygit2
 
-from lessons.errors import InvalidInput, NotFound, StoreBusy, StoreDamaged
+from lessons.errors import InvalidInput, NotFound, StoreBusy
+from lessons.trees import Change, apply_change
+
+__all__ = ["Change", "Store", "entry_id", "store_signature"]
 
 DEFAULT_REF = "refs/failres/store"
 STORE_NAME = "failres"
@@ -38,7 +40,6 @@ STORE_EMAIL = "failres@localhost"
 STALE_REF_LOCK_SECONDS = 2.0
 MAX_CAS_ATTEMPTS = 200
 
-_BLOB = pygit2.GIT_FILEMODE_BLOB
 _TREE = pygit2.GIT_FILEMODE_TREE
 
 
@@ -56,36 +57,6 @@ def store_signature(repo: pygit2.Repository) -> pygit2.Signature:
         return repo.default_signature
     except (KeyError, pygit2.GitError):
         return pygit2.Signature(STORE_NAME, STORE_EMAIL)
-
-
-@dataclass(frozen=True)
-class Change:
-    """What one write does to the tree: files to put and paths to delete.
-
-    A put is the file's bytes, or the id of a blob already in the repository (a
-    merge or an undo moves existing blobs and need not write them again).
-    """
-
-    puts: Mapping[str, bytes | pygit2.Oid] = field(default_factory=dict)
-    deletes: frozenset[str] = frozenset()
-
-    def is_empty(self) -> bool:
-        return not self.puts and not self.deletes
-
-
-def _split(path: str) -> tuple[str, ...]:
-    parts = tuple(path.split("/"))
-    if not path or any(p in ("", ".", "..") for p in parts) or path.startswith("/"):
-        msg = f"invalid record path {path!r}"
-        raise InvalidInput(msg)
-    return parts
-
-
-def _group(entries: Iterable[tuple[tuple[str, ...], object]]) -> dict[str, list]:
-    groups: dict[str, list] = {}
-    for parts, value in entries:
-        groups.setdefault(parts[0], []).append((parts[1:], value))
-    return groups
 
 
 class Store:
@@ -119,58 +90,37 @@ class Store:
     def tip(self) -> pygit2.Oid | None:
         """The store's tip commit; None when the ref does not exist.
 
-        A ref that exists but names no commit (a blob, a tree, a tag, another ref) is
-        refused: writing on it would bury what it names, and reading it would fail
-        in ways that say nothing useful.
+        A ref that exists but names no commit (a blob, a tree, a tag, another ref, a
+        file of garbage) is refused with StoreDamaged (see `lessons.guard`): writing on
+        it would bury what it names, and reading it would fail in ways that say nothing.
         """
         try:
             ref = self.repo.references[self.ref]
         except KeyError:
             return None
-        except pygit2.GitError as unreadable:  # a loose ref file with garbage in it
-            msg = f"the store ref {self.ref} cannot be read ({unreadable})"
-            raise StoreDamaged(msg, hint=self._damage_hint()) from None
+        except pygit2.GitError as unreadable:
+            from lessons.guard import refused_ref
+
+            raise refused_ref(self, f"cannot be read ({unreadable})") from None
         target = ref.target
-        if not isinstance(target, pygit2.Oid):
-            msg = f"the store ref {self.ref} is a symbolic ref to {target}; a store ref names a commit"
-            raise StoreDamaged(msg, hint=self._damage_hint())
-        if not isinstance(self.repo.get(target), pygit2.Commit):
-            from lessons.guard import check_store_commit
+        if isinstance(target, pygit2.Oid) and isinstance(self.repo.get(target), pygit2.Commit):
+            return target
+        from lessons.guard import refused_ref
 
-            try:
-                check_store_commit(self.repo, target, name=f"the store ref {self.ref}", deep=False)
-            except StoreDamaged as damaged:
-                raise StoreDamaged(str(damaged), hint=damaged.hint or self._damage_hint()) from None
-        return target
-
-    def _damage_hint(self) -> str:
-        from lessons.guard import damaged_ref_hint
-
-        return damaged_ref_hint(self)
+        raise refused_ref(self, f"is a symbolic ref to {target}" if isinstance(target, str) else None)
 
     def exists(self) -> bool:
         return self.tip() is not None
 
     def verify(self, *, ignore_remote: str | None = None) -> None:
-        """Refuse a store that cannot be trusted, before anything reads or writes it.
+        """Refuse a store that cannot be trusted before anything reads or writes it (see `lessons.guard`).
 
-        A missing ref is fine when nothing shows a store ever existed here (reads see
-        an empty store; writes say to run `git failres init`); when something does,
-        it is an error naming what, and how to restore it. An existing tip must be a
-        commit whose top levels have the store's layout. `ignore_remote`: a sync with
-        that remote is itself the way back, so its copy is not held against it.
+        `ignore_remote`: a sync with that remote is itself the way back for a lost
+        store, so its remote-tracking copy is not held against it.
         """
-        tip = self.tip()
-        if tip is None:
-            from lessons.guard import existence_traces, missing_store_error
+        from lessons.guard import verify_store
 
-            traces = existence_traces(self, ignore_remote=ignore_remote)
-            if traces:
-                raise missing_store_error(self, traces)
-            return
-        from lessons.guard import check_store_commit
-
-        check_store_commit(self.repo, tip, name=f"the store {self.ref}", deep=False)
+        verify_store(self, ignore_remote=ignore_remote)
 
     def commit_at(self, rev: str | pygit2.Oid | None = None) -> pygit2.Commit | None:
         if rev is None:
@@ -366,45 +316,7 @@ class Store:
 
     def apply(self, base: pygit2.Tree | None, change: Change) -> pygit2.Oid:
         """The id of `base` with `change` applied, writing only touched trees."""
-        entries: list[tuple[tuple[str, ...], bytes | pygit2.Oid | None]] = []
-        for path, data in change.puts.items():
-            entries.append((_split(path), data))
-        for path in change.deletes:
-            if path not in change.puts:
-                entries.append((_split(path), None))
-        return self._apply_tree(base, entries)
-
-    def _apply_tree(self, base: pygit2.Tree | None,
-                    entries: list[tuple[tuple[str, ...], bytes | pygit2.Oid | None]]) -> pygit2.Oid:
-        builder = self.repo.TreeBuilder(base) if base is not None else self.repo.TreeBuilder()
-        for name, items in _group(entries).items():
-            here = [(rest, value) for rest, value in items if not rest]
-            deeper = [(rest, value) for rest, value in items if rest]
-            existing = builder.get(name)
-            if here:
-                value = here[-1][1]
-                if value is None:
-                    if existing is not None and existing.filemode != _TREE:
-                        builder.remove(name)
-                else:
-                    blob = value if isinstance(value, pygit2.Oid) else self.repo.create_blob(value)
-                    builder.insert(name, blob, _BLOB)
-                continue
-            sub = None
-            if existing is not None and existing.filemode == _TREE:
-                sub = self.repo[existing.id]
-            elif existing is not None:
-                msg = f"record path {name!r} is a file where a directory is needed"
-                raise InvalidInput(msg)
-            if sub is None and all(value is None for _, value in deeper):
-                continue  # deleting inside a directory that is not there
-            new_sub = self._apply_tree(sub, deeper)
-            if len(self.repo[new_sub]) == 0:
-                if existing is not None:
-                    builder.remove(name)
-            else:
-                builder.insert(name, new_sub, _TREE)
-        return builder.write()
+        return apply_change(self.repo, base, change)
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -470,24 +382,10 @@ class Store:
             return True
 
     def _note_tip(self, tip: pygit2.Oid) -> None:
-        """Remember the tip outside the ref (called holding the ref lock).
+        """Remember the tip outside the ref (held under the ref lock; see `lessons.guard.note_tip`)."""
+        from lessons.guard import note_tip
 
-        `git update-ref -d` deletes a ref's reflog along with it; this note is what
-        still shows, after such a deletion, that the store existed and where it was.
-        """
-        from lessons.guard import last_tip_path
-
-        path = last_tip_path(self.common_dir, self.ref)
-        try:
-            # Written in place: every note has the same length, and a torn one reads as
-            # no note (it is checked for 40 hex digits), never as a wrong tip.
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
-            try:
-                os.pwrite(fd, f"{tip}\n".encode("ascii"), 0)
-            finally:
-                os.close(fd)
-        except OSError:
-            pass  # a note, not a record: a write must not fail for want of it
+        note_tip(self.common_dir, self.ref, tip)
 
     # ── history operations ───────────────────────────────────────────────
 
