@@ -38,6 +38,7 @@ def new_repo(root: Path, name: str) -> Path:
     path.mkdir()
     git(path, "init", "-q", "-b", "main")
     git(path, "commit", "-q", "--allow-empty", "-m", "initial")
+    Store(path).create()  # as `git failres init` leaves it: a write never creates a store
     return path
 
 
@@ -48,6 +49,7 @@ def lesson(n: int) -> dict:
 
 
 def fill(store: Store, count: int) -> None:
+    store.create()  # a no-op on a store that exists
     changes = (change_of([record_put("lessons", lesson(i))]) for i in range(count))
     store.commit_batches(changes, "failres: bench fill", batch_size=10_000)
 

@@ -22,6 +22,8 @@ from failres.engine.scope import matches_any
 from failres.errors import UsageError
 from failres.journal import event_put, make_event, sequence
 from lessons.errors import NotFound
+from lessons.jsontext import UnreadableJson
+from lessons.jsontext import loads as loads_json
 from lessons.records import change_of, now_ts, read_record, resolve_id
 from lessons.store import Change, Store
 
@@ -42,9 +44,12 @@ def answer_from_arguments(scope_files: Sequence[str], answer_json: str | None) -
         raise UsageError(msg)
     if answer_json is not None:
         try:
-            return json.loads(answer_json)
+            return loads_json(answer_json)
         except json.JSONDecodeError as exc:
             msg = f"--answer-json is not valid JSON: {exc.msg} at column {exc.colno}"
+            raise UsageError(msg, hint='e.g. --answer-json \'{"scopeFiles": ["src/a.py"]}\'') from None
+        except UnreadableJson as exc:
+            msg = f"--answer-json cannot be recorded: {exc}"
             raise UsageError(msg, hint='e.g. --answer-json \'{"scopeFiles": ["src/a.py"]}\'') from None
     if not scope_files:
         msg = "no answer given"
@@ -56,6 +61,8 @@ def widening_problem(paths: Sequence[str], protected: Sequence[str]) -> str | No
     """Why these scope paths may not be granted, or None (pure)."""
     for path in paths:
         parts = PurePosixPath(path).parts
+        if not path or "\0" in path:
+            return f'"{path}" is not a path (empty, or holding a NUL byte)'
         if path.startswith("/") or ".." in parts:
             return f'"{path}" is not a path inside the repository (relative to its top)'
         if matches_any(path, protected):

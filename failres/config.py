@@ -13,6 +13,7 @@ silently ignored is worse than one that is refused.
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -46,6 +47,14 @@ from failres.config_schema import (
     read_text_file,
     setting,
 )
+from failres.config_checks import (
+    branch_name_problem,
+    ref_name_problem,
+    remote_problem,
+    resolve_workspace_dir,
+    store_ref_problem,
+    workspace_dir_problem,
+)
 from failres.config_knowledge import LearningConfig, PolicyConfig, PolicySection
 from failres.errors import ConfigError
 from failres.placeholders import PLACEHOLDERS, render_command
@@ -57,9 +66,9 @@ __all__ = [
     "BindingConfig", "Config", "EngineDownConfig", "GateConfig", "IntegrationConfig", "LearningConfig",
     "OutputConfig",
     "PolicyConfig", "ProbeConfig", "RepairConfig", "RepoPaths", "ScopeConfig", "SeatsConfig", "StopLossConfig",
-    "StoreConfig", "TaxonomyConfig", "TaxonomyRule", "WorktreesConfig",
+    "StoreConfig", "SyncConfig", "TaxonomyConfig", "TaxonomyRule", "WorktreesConfig",
     "branch_name_problem", "effective_policy_of", "find_repo_top", "load_config", "locate_repo", "parse_config",
-    "ref_name_problem", "render_command", "worktrees_root",
+    "ref_name_problem", "render_command", "workspace_dir_problem", "worktrees_root",
 ]
 
 CONFIG_FILE = ".failres.toml"
@@ -112,47 +121,7 @@ _BINDING_NAME_MEANING = 'a binding name (letters, digits, "_", "." and "-")'
 _ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 
 
-# ---- checks on single values ----
-
-def _ref_flaw(name: str) -> str | None:
-    """What git's check-ref-format would object to in the full ref `name`, or None."""
-    if name == "@" or "@{" in name:
-        return 'it may not be "@" or contain "@{"'
-    if name.startswith("/") or name.endswith("/") or "//" in name or name.endswith("."):
-        return 'it may not start or end with "/", contain "//" or end with "."'
-    if ".." in name:
-        return 'it may not contain ".."'
-    if any(ord(char) < 0x20 or ord(char) == 0x7F or char in " ~^:?*[\\" for char in name):
-        return "it may not contain spaces, control characters or any of ~^:?*[\\"
-    if any(part.startswith(".") or part.endswith(".lock") for part in name.split("/")):
-        return 'no part of it may start with "." or end with ".lock"'
-    return None
-
-
-def ref_name_problem(name: str) -> str | None:
-    """Why git would refuse `name` as a full ref name, or None."""
-    flaw = _ref_flaw(name)
-    return f'"{name}" is not a valid ref name: {flaw}' if flaw else None
-
-
-def branch_name_problem(name: str) -> str | None:
-    """Why git would refuse `name` as a branch name, or None."""
-    flaw = 'it may not start with "-"' if name.startswith("-") else _ref_flaw(f"refs/heads/{name}")
-    return f'"{name}" is not a valid branch name: {flaw}' if flaw else None
-
-
-def _store_ref_problem(ref: str) -> str | None:
-    if not ref.startswith("refs/") or ref == "refs/":
-        return f'must be a full ref name starting with "refs/", got "{ref}"'
-    return ref_name_problem(ref)
-
-
-def _remote_problem(remote: str) -> str | None:
-    # A leading "-" would reach `git fetch` as an option rather than a remote name.
-    if remote.startswith("-") or any(char.isspace() for char in remote):
-        return f'"{remote}" is not a usable remote name'
-    return None
-
+# ---- checks on single values (the ones that guard the repository are in config_checks) ----
 
 def _failure_class_problem(name: str) -> str | None:
     if name in BUILT_IN_FAILURE_CLASSES:
@@ -167,14 +136,14 @@ class IntegrationConfig:
     """The branch tasks start from and land into."""
 
     branch: str = setting("main", kind=Text(non_empty=True, check=branch_name_problem))
-    remote: str = setting("", kind=Text(check=_remote_problem))
+    remote: str = setting("", kind=Text(check=remote_problem))
 
 
 @dataclass(frozen=True)
 class StoreConfig:
     """Where every record lives."""
 
-    ref: str = setting("refs/failres/store", kind=Text(check=_store_ref_problem))
+    ref: str = setting("refs/failres/store", kind=Text(check=store_ref_problem))
 
 
 @dataclass(frozen=True)
@@ -183,6 +152,15 @@ class WorktreesConfig:
 
     dir: str = setting("", kind=Text())
     keep: bool = setting(False, kind=Flag())
+
+
+@dataclass(frozen=True)
+class SyncConfig:
+    """What `git failres sync` exchanges besides the store."""
+
+    # Snapshot commits hold a failing worktree as the seat left it, files it wrote
+    # included; they reach a remote only where a person asked for that.
+    snapshots: bool = setting(False, kind=Flag())
 
 
 @dataclass(frozen=True)
@@ -329,6 +307,7 @@ class Config:
     taxonomy: TaxonomyConfig = setting(kind=Section(TaxonomyConfig), factory=TaxonomyConfig)
     policy: PolicyConfig = setting(kind=PolicySection(PolicyConfig), factory=PolicyConfig)
     learning: LearningConfig = setting(kind=Section(LearningConfig), factory=LearningConfig)
+    sync: SyncConfig = setting(kind=Section(SyncConfig), factory=SyncConfig)
     # Not a key: the file these values came from, so later errors can name it.
     source: str = field(default=CONFIG_FILE, compare=False)
 
@@ -392,11 +371,29 @@ def parse_config(text: str, source: str) -> Config:
 
 
 def load_config(top: Path) -> Config:
-    """The configuration at `top/.failres.toml`; the defaults when there is no such file."""
+    """The configuration at `top/.failres.toml`; the defaults when there is no such file.
+
+    Also checked against the repository at `top`: where `worktrees.dir` points.
+    """
     path = top / CONFIG_FILE
     if not path.exists():
         return Config(source=str(path))
-    return parse_config(read_text_file(path, str(path)), str(path))
+    config = parse_config(read_text_file(path, str(path)), str(path))
+    if config.worktrees.dir:
+        problem = _workspace_problem(config.worktrees.dir, top)
+        if problem:
+            raise config_error(str(path), Invalid(("worktrees", "dir"), problem))
+    return config
+
+
+def _workspace_problem(value: str, top: Path) -> str | None:
+    import pygit2
+
+    found = pygit2.discover_repository(str(top))
+    if not found:
+        return None
+    git_dir = Path(os.path.realpath(found))
+    return workspace_dir_problem(resolve_workspace_dir(value, top), Path(os.path.realpath(top)), git_dir)
 
 
 # ---- where worktrees go ----
@@ -407,7 +404,11 @@ def worktrees_root(config: Config, repo: RepoPaths) -> Path:
         from failres.gitops.workspace import default_root
 
         return default_root(repo.common_dir, repo.top)
-    return repo.top / Path(config.worktrees.dir).expanduser()
+    chosen = resolve_workspace_dir(config.worktrees.dir, repo.top)
+    problem = workspace_dir_problem(chosen, Path(os.path.realpath(repo.top)), Path(os.path.realpath(repo.common_dir)))
+    if problem:
+        raise config_error(config.source, Invalid(("worktrees", "dir"), problem))
+    return chosen
 
 
 # ---- the knowledge policy in force ----

@@ -18,6 +18,19 @@ from failres.durations import parse_duration
 from failres.placeholders import NOT_FOR_SEATS, placeholders_in
 
 
+# No value read from a file may carry a NUL byte: an argument list, an environment
+# variable or a path holding one cannot be passed to the operating system at all
+# (Python refuses with "embedded null byte" in the middle of a run).
+def _refuse_nul(raw: str, path: KeyPath) -> None:
+    if "\0" in raw:
+        raise Invalid(path, f"must not contain a NUL byte (at character {raw.index(chr(0)) + 1})")
+
+
+# The longest duration any key may hold. Longer is a typo ("30d" for "30s"), and a
+# timeout beyond what the operating system's timers take would fail mid-run.
+MAX_DURATION_SECONDS = 30 * 86400.0
+
+
 @dataclass(frozen=True)
 class Text:
     """A string; optionally one of `choices`, matching `pattern`, or passing `check`."""
@@ -32,6 +45,7 @@ class Text:
     def read(self, raw: object, path: KeyPath) -> str:
         if not isinstance(raw, str):
             raise wrong_type(path, self.expected, raw)
+        _refuse_nul(raw, path)
         if self.non_empty and not raw:
             raise Invalid(path, "must not be empty")
         if self.choices and raw not in self.choices:
@@ -97,6 +111,8 @@ class Duration:
             raise Invalid(path, str(error)) from None
         if seconds <= 0:
             raise Invalid(path, f'must be longer than zero, got "{raw}"')
+        if seconds > MAX_DURATION_SECONDS:
+            raise Invalid(path, f'must be at most 30 days ("30d"), got "{raw}"')
         return seconds
 
 
@@ -115,6 +131,7 @@ class TextList:
         for index, item in enumerate(items):
             if not isinstance(item, str):
                 raise wrong_type((*path, index), "a string", item)
+            _refuse_nul(item, (*path, index))
             if not item:
                 raise Invalid((*path, index), "must not be empty")
             problem = self.check(item) if self.check is not None else None
@@ -198,10 +215,12 @@ class TextTable:
         if not isinstance(raw, dict):
             raise wrong_type(path, self.expected, raw)
         for key, value in raw.items():
+            _refuse_nul(key, (*path, key))
             if not re.fullmatch(self.key_pattern, key):
                 raise Invalid((*path, key), f'"{key}" is not {self.key_meaning}')
             if not isinstance(value, str):
                 raise wrong_type((*path, key), "a string", value)
+            _refuse_nul(value, (*path, key))
             problem = self.check(value) if self.check is not None else None
             if problem:
                 raise Invalid((*path, key), problem)

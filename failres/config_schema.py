@@ -240,6 +240,9 @@ def parse_toml(text: str, source: str) -> dict[str, Any]:
     """The TOML document in `text`; ConfigError naming `source`, line and column if malformed."""
     try:
         return tomllib.loads(text)
+    except RecursionError:  # arrays or inline tables nested past the parser's stack
+        msg = f"{source}: malformed TOML: nested too deeply to read"
+        raise ConfigError(msg) from None
     except tomllib.TOMLDecodeError as error:
         reason = str(error)
         position = _TOML_POSITION.search(reason)

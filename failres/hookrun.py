@@ -20,6 +20,7 @@ import sys
 import time
 import traceback
 
+from failres.inert import inert
 from failres.trailers import GREP_PATTERN, task_of_branch_name, tasks_in_message
 
 HOOKS = ("pre-merge-commit", "post-merge")
@@ -77,10 +78,10 @@ def post_merge(args: list[str]) -> int:
     for result in stamp_after_merge(Path.cwd(), keys):
         if result.stamped:
             labels = ", ".join(result.resolved_by)
-            print(f"failres: {result.slug}/{result.task} landed; stamped {len(result.stamped)} lesson(s): {labels}",
-                  file=sys.stderr)
+            print(inert(f"failres: {result.slug}/{result.task} landed; stamped {len(result.stamped)} lesson(s): "
+                        f"{labels}"), file=sys.stderr)
         elif result.landed_event:
-            print(f"failres: {result.slug}/{result.task} landed", file=sys.stderr)
+            print(inert(f"failres: {result.slug}/{result.task} landed"), file=sys.stderr)
     return 0
 
 
@@ -95,7 +96,7 @@ def pre_merge_commit(args: list[str]) -> int:
     """
     found = task_of_branch_name(os.environ.get("GIT_REFLOG_ACTION", ""))
     if found is not None:
-        print(f"failres: merging task {found[0]}/{found[1]}; its lessons are stamped once the merge is done",
+        print(inert(f"failres: merging task {found[0]}/{found[1]}; its lessons are stamped once the merge is done"),
               file=sys.stderr)
     return 0
 
@@ -108,11 +109,12 @@ def run_hook(hook: str, args: list[str]) -> int:
         if hook == "pre-merge-commit":
             return pre_merge_commit(args)
         log_line(f"{hook}: not a hook failres handles (args {args!r})")
-    except BaseException:  # noqa: BLE001 - see the module docstring: never fail the person's merge
+    except BaseException as error:  # noqa: BLE001 - see the module docstring: never fail the person's merge
         where = log_line(f"{hook} {args!r} failed:\n{traceback.format_exc()}") or "no log could be written"
         try:
-            print(f"failres: the {hook} hook failed (the merge is unaffected; {where}); "
-                  "`git failres label` redoes the stamp", file=sys.stderr)
+            cause = inert(" ".join(str(error).split()))[:300] or type(error).__name__
+            print(f"failres: the {hook} hook failed (the merge is unaffected; {where}): {cause}; "
+                  "once that is fixed, `git failres label` redoes the stamp", file=sys.stderr)
         except Exception:  # noqa: BLE001
             pass
     return 0

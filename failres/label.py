@@ -161,6 +161,7 @@ def stamp_after_merge(start: Path, keys: Iterable[tuple[str, str]]) -> list[Stam
     head = str(here.head.target)
     orig = here.revparse_single("ORIG_HEAD").peel(pygit2.Commit)
     store = Store(pygit2.Repository(os.fspath(paths.top)), config.store.ref)
+    store.verify()  # a store that is gone or damaged is said, not skipped in silence
     if not store.exists():
         return []
     results = []

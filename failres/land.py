@@ -29,6 +29,7 @@ from failres.gitops.git import first_error_line, identity_config, run_git, try_g
 from failres.journal import read_journal
 from failres.labeling import StampResult, landing_summary, stamp_task
 from failres.trailers import TASK_TRAILER_KEY
+from lessons.redact import redact
 from lessons.store import Store, store_signature
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -55,7 +56,7 @@ def merge_message(slug: str, task: str, title: str) -> str:
     """The landing commit's message; it carries the task trailer like every commit failres makes for a task."""
     subject = f"Merge {task_branch(slug, task)}"
     if title and title != task:
-        subject += f": {title}"
+        subject += f": {redact(title)}"  # the commit lands on the person's branch, and travels with it
     return f"{subject}\n\n{TASK_TRAILER_KEY}: {slug}/{task}\n"
 
 

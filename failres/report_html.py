@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping, Sequence
-from html import escape
+
+from failres.inert import inert
+
+
+def escape(value: object) -> str:
+    """Text for the page: HTML-escaped, and made inert (a report may be read as source too)."""
+    return html.escape(inert(value))
+
 
 PALETTE = ("#2f6fdf", "#e0803a", "#3a9d5d", "#c94848", "#8a5cc9", "#7a7a7a", "#2aa3a3", "#b5a02a")
 STYLE = """

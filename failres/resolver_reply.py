@@ -53,7 +53,7 @@ def json_objects_in(text: str) -> list[object]:
     while index != -1:
         try:
             value, end = decoder.raw_decode(text, index)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON here, or a reply nested past the parser's stack
             index = text.find("{", index + 1)
             continue
         if isinstance(value, dict):

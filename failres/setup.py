@@ -16,6 +16,7 @@ import pygit2
 
 from failres.agents.recipes import AGENTS, gate_command_for, recipe_toml
 from failres.config import CONFIG_FILE, parse_config
+from failres.config_schema import read_text_file
 from failres.errors import UsageError
 from failres.hooks import HooksReport, install_hooks
 from lessons.store import Store
@@ -63,31 +64,35 @@ def current_branch(repo: pygit2.Repository) -> str:
     return "main"
 
 
-def init_repository(top: Path, *, force: bool = False, hooks: bool = True, agent: str | None = None) -> InitResult:
+def init_repository(top: Path, *, force: bool = False, hooks: bool = True, agent: str | None = None,
+                    new_store: bool = False) -> InitResult:
     check_agent(agent)
     path = top / CONFIG_FILE
     repo = pygit2.Repository(str(top))
-    wrote = False
-    if path.exists() and not force:
+    keep = path.exists() and not force
+    if keep:
         # An existing file is the person's: keep it, but it must load before we build on it.
-        config = parse_config(path.read_text(encoding="utf-8"), str(path.name))
         if not path.is_file():
             msg = f"{path} exists and is not a file"
             raise UsageError(msg)
+        text, source = read_text_file(path, path.name), path.name
     else:
         names = tuple(sorted(entry.name for entry in top.iterdir())) if agent else ()
-        text = starter_config(current_branch(repo), agent, names)
-        config = parse_config(text, CONFIG_FILE)  # never write a file we could not load ourselves
+        text, source = starter_config(current_branch(repo), agent, names), CONFIG_FILE
+    config = parse_config(text, source)  # never write a file we could not load ourselves
+    store = Store(repo, config.store.ref)
+    # Before anything is written: a store that existed and is gone is the person's to
+    # restore, and a configuration written beside that refusal would be half an init.
+    store.check_creatable(replacing_lost=new_store)
+    if not keep:
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
-        wrote = True
-    store = Store(repo, config.store.ref)
-    tip = store.ensure()
+    tip = store.create(replacing_lost=new_store)
     report, problem = None, None
     if hooks:
         try:
             report = install_hooks(top)
         except UsageError as refused:
             problem = f"{refused}" + (f" ({refused.hint})" if refused.hint else "")
-    return InitResult(path, wrote, config.store.ref, str(tip), report, problem)
+    return InitResult(path, not keep, config.store.ref, str(tip), report, problem)

@@ -3,16 +3,28 @@
 Each machine keeps its own store ref; a remote (any git remote, usually a bare
 repository every runner can push to) is where they meet. One sync is:
 
-1. fetch `refs/failres/*` into `refs/remotes/<remote>/failres/*` (the store and
-   every snapshot ref), with the git program, so every transport, credential
-   helper and URL rewrite the person configured works;
-2. join the remote store into the local one: taken as is when there is no local
+1. fetch the store ref into `refs/remotes/<remote>/failres/store` (and, where
+   `[sync] snapshots = true`, every snapshot ref beside it), with the git
+   program, so every transport, credential helper and URL rewrite the person
+   configured works;
+2. check what came: a remote tip that is no commit, or whose tree is not a
+   store's (a `journal` that is a file would read, in a union, as every journal
+   record deleted), is refused by name; the tracking refs are put back as they
+   were, and nothing is merged or pushed;
+3. join the remote store into the local one: taken as is when there is no local
    store, fast-forwarded when the local one has nothing new, else one merge
    commit (`Store.merge`): a union of files, since records are add-only;
-3. push the local store with a lease on the remote tip it just merged, plus every
-   snapshot ref the remote lacks;
-4. when someone pushed in between (the lease fails and the remote tip has moved),
+4. push the local store with a lease on the remote tip it just merged, plus (with
+   snapshots on) every snapshot ref the remote lacks;
+5. when someone pushed in between (the lease fails and the remote tip has moved),
    go back to 1 after a short random pause, a bounded number of times.
+
+Before any of it, the local store must be sound: a local ref that names no
+commit, or one that is gone while its reflog or index shows it existed, is
+refused (syncing would push or adopt over it).
+
+Snapshots stay home unless asked: a snapshot is the failing worktree as a seat
+left it, and what a seat wrote is not always fit to leave the machine.
 
 Where the two sides wrote facts about the same record, a fixed rule decides, the
 same in either merge order, and both facts stay in history (each side's commit
@@ -45,6 +57,7 @@ import pygit2
 
 from failres.errors import Busy, GitError, UsageError
 from failres.gitops.git import first_error_line, try_git
+from lessons.errors import StoreDamaged
 from lessons.settle import join
 from lessons.store import Store
 
@@ -118,8 +131,17 @@ def backoff_seconds(attempt: int, draw: float) -> float:
 
 
 def missing_snapshots(local: dict[str, pygit2.Oid], remote: dict[str, pygit2.Oid]) -> list[str]:
-    """Local snapshot refs (by name under refs/failres/snapshots/) the remote does not have."""
-    return sorted(name for name, oid in local.items() if remote.get(name) != oid)
+    """Local snapshot refs (by name under refs/failres/snapshots/) the remote does not have at all."""
+    return sorted(name for name in local if name not in remote)
+
+
+def clashing_snapshots(local: dict[str, pygit2.Oid], remote: dict[str, pygit2.Oid]) -> list[str]:
+    """Snapshot names both sides hold with different commits: each side keeps its own.
+
+    A snapshot is one failing state, named by its lesson; moving the name (even a
+    fast-forward) would take another machine's snapshot away from its lesson.
+    """
+    return sorted(name for name, oid in local.items() if name in remote and remote[name] != oid)
 
 
 # ---- git at the edges ----
@@ -157,12 +179,17 @@ def _remote_store_tip(top: Path, remote: str, ref: str) -> str | None:
     return None
 
 
-def _fetch(top: Path, remote: str, ref: str) -> None:
-    specs = fetch_refspecs(remote)
-    if not ref.startswith(SHARED_PREFIX) and _remote_store_tip(top, remote, ref) is not None:
-        # A store ref outside refs/failres/ is not covered by the glob; an explicit
-        # refspec for a ref the remote lacks would fail the whole fetch, hence the look first.
-        specs.append(f"+{ref}:{tracking_ref(remote, ref)}")
+def _fetch(top: Path, remote: str, ref: str, snapshots: bool) -> None:
+    specs = fetch_refspecs(remote) if snapshots else []
+    if not snapshots or not ref.startswith(SHARED_PREFIX):
+        if _remote_store_tip(top, remote, ref) is None:
+            # An explicit refspec for a ref the remote lacks would fail the whole fetch;
+            # and a tracking ref whose remote ref is gone would be a lease that never holds.
+            try_git(top, ["update-ref", "-d", tracking_ref(remote, ref)])
+        else:
+            specs.append(f"+{ref}:{tracking_ref(remote, ref)}")
+    if not specs:
+        return
     # --prune: a tracking ref whose remote ref is gone would be a lease that can never hold.
     done = _git(top, "fetch", "--quiet", "--prune", "--no-tags", "--no-write-fetch-head", remote, *specs)
     if done.returncode != 0:
@@ -178,12 +205,24 @@ def _refs_under(repo: pygit2.Repository, prefix: str) -> dict[str, pygit2.Oid]:
     return out
 
 
+def _put_back(repo: pygit2.Repository, prefix: str, before: dict[str, pygit2.Oid]) -> None:
+    """Return the refs under `prefix` to what they were (a refused fetch leaves no trace)."""
+    for name, oid in _refs_under(repo, prefix).items():
+        if name not in before:
+            repo.references.delete(prefix + name)
+    for name, oid in before.items():
+        repo.references.create(prefix + name, oid, force=True)
+
+
 def _adopt_snapshots(repo: pygit2.Repository, remote: str) -> int:
-    """Create local snapshot refs for the remote's that are missing here (names never clash)."""
+    """Create local snapshot refs for the remote's that are missing here (names never clash).
+
+    Only refs that name a commit: anything else under the remote's snapshots is not one.
+    """
     adopted = 0
     local = _refs_under(repo, SNAPSHOT_PREFIX)
     for name, oid in _refs_under(repo, tracking_ref(remote, SNAPSHOT_PREFIX)).items():
-        if name in local:
+        if name in local or not isinstance(repo.get(oid), pygit2.Commit):
             continue
         try:
             repo.create_reference(SNAPSHOT_PREFIX + name, oid, force=False,
@@ -212,6 +251,9 @@ def _push(top: Path, remote: str, ref: str, tip: str | None, expected: str | Non
         lease = [f"--force-with-lease={ref}:{expected or ''}"]
         specs.append(f"{tip}:{ref}")
     specs += [f"{SNAPSHOT_PREFIX}{name}:{SNAPSHOT_PREFIX}{name}" for name in snapshots]
+    # A snapshot ref is only ever created there: the lease says "must not exist yet", so
+    # one another machine pushed meanwhile is never moved, not even by a fast-forward.
+    lease += [f"--force-with-lease={SNAPSHOT_PREFIX}{name}:" for name in snapshots]
     if not specs:
         return _Push(True, "", 0, ())
     # No --quiet: with it, git leaves accepted refs out of the porcelain report.
@@ -267,34 +309,51 @@ def join_remote(store: Store, theirs: str | None, remote: str) -> tuple[str, str
     """Bring the fetched remote tip into the local store: (how, commit written or taken)."""
     if theirs is None:
         return "none", None
-    kind, landed = join(store, pygit2.Oid(hex=theirs), f"failres: sync {remote}: merge store {theirs[:12]}")
+    kind, landed = join(store, pygit2.Oid(hex=theirs), f"failres: sync {remote}: merge store {theirs[:12]}",
+                        name=f"{remote}'s store {store.ref}")
     return kind, str(landed) if landed is not None else None
 
 
-def sync_store(top: Path, ref: str, remote: str, *, attempts: int = MAX_PUSH_ATTEMPTS,
+def sync_store(top: Path, ref: str, remote: str, *, snapshots: bool = False, attempts: int = MAX_PUSH_ATTEMPTS,
                pause: Callable[[float], None] = time.sleep,
                draw: Callable[[], float] = random.random) -> SyncResult:
-    """Fetch, join and push until the remote holds everything this store holds."""
+    """Fetch, join and push until the remote holds everything this store holds.
+
+    `snapshots`: also exchange snapshot refs (`[sync] snapshots`); off, they stay home.
+    """
     repo = pygit2.Repository(str(top))
     _check_remote(repo, remote)
+    # A sync with this remote is itself the way back for a store lost here, so only
+    # other signs that the local store existed (its reflog, its index) stop it.
+    Store(repo, ref).verify(ignore_remote=remote)
     common_dir = Path(repo.path)
+    tracking = tracking_ref(remote, SHARED_PREFIX)
     with _sync_lock(common_dir):
         retries = 0
         fetched_snapshots = pushed_snapshots = 0
         for attempt in range(attempts):
-            _fetch(top, remote, ref)
+            seen_before = _refs_under(repo, tracking)
+            _fetch(top, remote, ref, snapshots)
             # A fresh handle: the fetch wrote refs and packs behind this process's back.
             repo = pygit2.Repository(str(top))
-            fetched_snapshots += _adopt_snapshots(repo, remote)
             remote_ref = tracking_ref(remote, ref)
             theirs = str(repo.references[remote_ref].target) if remote_ref in repo.references else None
             store = Store(repo, ref)
-            how, merged = join_remote(store, theirs, remote)
+            try:
+                how, merged = join_remote(store, theirs, remote)
+            except StoreDamaged as refused:
+                _put_back(repo, tracking, seen_before)
+                hint = "nothing was merged or pushed; the remote's store needs repairing there first"
+                raise StoreDamaged(str(refused), hint=refused.hint or hint) from None
+            if snapshots:
+                fetched_snapshots += _adopt_snapshots(repo, remote)
             tip = store.tip()
             local_tip = str(tip) if tip is not None else None
-            snapshots = missing_snapshots(_refs_under(repo, SNAPSHOT_PREFIX),
-                                          _refs_under(repo, tracking_ref(remote, SNAPSHOT_PREFIX)))
-            outcome = _push(top, remote, ref, local_tip, theirs, snapshots)
+            ours_snap = _refs_under(repo, SNAPSHOT_PREFIX) if snapshots else {}
+            theirs_snap = _refs_under(repo, tracking_ref(remote, SNAPSHOT_PREFIX)) if snapshots else {}
+            missing = missing_snapshots(ours_snap, theirs_snap)
+            clashes = tuple(clashing_snapshots(ours_snap, theirs_snap))
+            outcome = _push(top, remote, ref, local_tip, theirs, missing)
             pushed_snapshots += outcome.snapshots_pushed
             if outcome.store_ok:
                 pushed = local_tip is not None and local_tip != theirs
@@ -304,7 +363,7 @@ def sync_store(top: Path, ref: str, remote: str, *, attempts: int = MAX_PUSH_ATT
                 return SyncResult(remote, ref, theirs, how, merged, local_tip,
                                   pushed=pushed, retries=retries,
                                   snapshots_fetched=fetched_snapshots, snapshots_pushed=pushed_snapshots,
-                                  snapshots_rejected=outcome.snapshots_rejected)
+                                  snapshots_rejected=tuple(sorted(clashes + outcome.snapshots_rejected)))
             if _remote_store_tip(top, remote, ref) == theirs:
                 # The remote is where we leased it and still said no: a hook or a
                 # permission, not a race. Retrying would only ask again.

@@ -37,3 +37,11 @@ class CorruptRecord(LessonsError):
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
+
+
+class StoreMissing(LessonsError):
+    """The store ref does not exist (never created, or gone); nothing was written."""
+
+
+class StoreDamaged(LessonsError):
+    """The store ref, or a tree offered as a store, is not what the layout says; refused by name."""

@@ -74,8 +74,9 @@ def merge_line(store: Store, other: pygit2.Oid | str, message: str | None = None
     if theirs is None:
         msg = f"nothing to merge at {other}"
         raise NotFound(msg)
-    store.ensure()
+    store.require()
     repo = store.repo
+    check_line(store, theirs.id, name=str(other))
     for attempt in range(MAX_CAS_ATTEMPTS):
         ours = store.commit_at()
         assert ours is not None
@@ -100,6 +101,24 @@ def merge_line(store: Store, other: pygit2.Oid | str, message: str | None = None
         time.sleep(min(0.05, 0.001 * (attempt + 1)) * random.random())
     msg = f"the store ref {store.ref} kept moving during a merge"
     raise StoreBusy(msg, hint="nothing was lost; run the command again")
+
+
+def check_line(store: Store, theirs: pygit2.Oid, *, name: str) -> pygit2.Commit:
+    """Another line of the store, checked before it is merged: StoreDamaged naming it if malformed.
+
+    Read as a union, a line whose `journal` is a file would delete every journal
+    record of ours; so would a fan-out directory turned into a file. Only what it
+    changed since the merge base is read (the base is part of our own line).
+    """
+    from lessons.guard import check_store_commit
+
+    check_store_commit(store.repo, theirs, name=name, deep=False)  # a commit at all, before any history walk
+    ours = store.tip()
+    base = None
+    if ours is not None:
+        base_id = store.repo.merge_base(ours, theirs)
+        base = store.repo[base_id].tree if base_id is not None else None
+    return check_store_commit(store.repo, theirs, name=name, base=base)
 
 
 def union_change(store: Store, base: pygit2.Tree | None, ours: pygit2.Tree, theirs: pygit2.Tree) -> Change:

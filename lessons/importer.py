@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from lessons.errors import InvalidInput
+from lessons.jsontext import loads as loads_json
 from lessons.lesson import COLLECTION, RESOLUTIONS, UNKNOWN
 from lessons.records import derived_id, encode, record_path
 from lessons.redact import redact
@@ -151,7 +152,10 @@ def read_lines(path: Path) -> Iterator[tuple[int, str]]:
         line = raw[: exc.start].count(b"\n") + 1
         msg = f"{path}:{line}: not valid UTF-8"
         raise InvalidInput(msg) from None
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n" only: str.splitlines() also breaks at U+2028 and other separators
+    # that a JSON string may hold as they are, which would cut a valid line in two.
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
         if line.strip():
             yield number, line
 
@@ -168,7 +172,7 @@ def parse_files(paths: Sequence[Path]) -> list[dict]:
         for number, line in read_lines(path):
             where = f"{path}:{number}"
             try:
-                lesson = lesson_from_line(json.loads(line))
+                lesson = lesson_from_line(loads_json(line))
             except json.JSONDecodeError as exc:
                 msg = f"{where}: not valid JSON ({exc.msg} at column {exc.colno})"
                 raise InvalidInput(msg, hint="nothing was imported; fix the line and run again") from None

@@ -39,7 +39,7 @@ from typing import TypeVar
 
 import pygit2
 
-from lessons.errors import CorruptRecord
+from lessons.errors import CorruptRecord, StoreMissing
 from lessons.index_db import IndexCorrupt, connect, delete_row, discard, insert_row, is_corrupt
 from lessons.records import AMEND_SEP, decode, fold
 from lessons.store import Store
@@ -173,6 +173,12 @@ class StoreIndex:
         tip_hex = str(tip.id) if tip is not None else None
         if known and indexed == tip_hex:
             return Refresh("current", tip_hex, 0)
+        if tip is None and known:
+            # The store ref is gone. Emptying the index would erase the last sign of
+            # where the store was (`lessons.guard` reads it to say how to restore it),
+            # so it is left as it is and the question goes to the store itself.
+            msg = f"the store {self.store.ref} is gone; the index keeps {indexed or 'the empty store'}"
+            raise StoreMissing(msg)
         base = self._sound_base(indexed, tip) if known else None
         if base is None:
             for table in ("lessons", "decisions", "events", "problems"):
@@ -196,7 +202,7 @@ class StoreIndex:
     def _sound_base(self, indexed: str | None, tip: pygit2.Commit | None) -> pygit2.Tree | None:
         """The tree the index holds, when an incremental update from it is sound; else None."""
         if tip is None:
-            return None  # the store is gone: emptying the index is the whole update
+            return None  # no store and nothing indexed yet: the empty index is the whole update
         if indexed is None:
             return self.store.repo[self.store.repo.TreeBuilder().write()]  # it held the empty store
         try:

@@ -161,7 +161,7 @@ def reply_text(raw: bytes) -> str:
     try:
         document = json.loads(raw.decode("utf-8"))
         content = document["choices"][0]["message"]["content"]
-    except (UnicodeDecodeError, ValueError, KeyError, IndexError, TypeError):
+    except (UnicodeDecodeError, ValueError, KeyError, IndexError, TypeError, RecursionError):
         msg = "the model endpoint's answer is not a chat-completions response"
         raise ProviderError(msg) from None
     if isinstance(content, list):  # some servers answer in content parts

@@ -82,6 +82,8 @@ def decode(path: str, raw: bytes) -> dict:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CorruptRecord(path, f"not valid JSON ({exc.__class__.__name__}: {exc})") from None
+    except (RecursionError, ValueError) as exc:  # a record nested past the parser's stack, a 5,000-digit number
+        raise CorruptRecord(path, f"not a readable record ({exc.__class__.__name__})") from None
     if not isinstance(data, dict):
         raise CorruptRecord(path, "a record must be a JSON object")
     return data

@@ -42,9 +42,25 @@ from __future__ import annotations
 import bisect
 import math
 import re
-from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import PurePath
+
+from lessons.secret_shapes import (
+    BOUNDED_VALUE,
+    MARKER,
+    PATTERNS,
+    VALUE_AFTER_SEPARATOR,
+    SecretPattern,
+    hints_at_credential,
+    is_secret_name,
+    kept_value,
+    looks_generated,
+    secret_span,
+)
+
+__all__ = ["Finding", "find_secrets", "is_secret_bearing_path", "is_secret_name", "redact", "redact_value",
+           "redacted_head", "redacted_tail"]
 
 
 @dataclass(frozen=True)
@@ -56,69 +72,6 @@ class Finding:
     end: int
 
 
-@dataclass(frozen=True)
-class _SecretPattern:
-    kind: str
-    regex: re.Pattern[str]
-    # Decides, from the match, the kind to report or None to reject it (a placeholder
-    # value, a name that is no credential's). The span replaced is the first group named
-    # `v...` that took part in the match, else the whole match.
-    decide: Callable[[re.Match[str]], str | None] | None = None
-    # For `name = value` shapes the regex matches the name and separator only; the name
-    # is judged first and the value read after it only for names worth it. Reading every
-    # value first would make `a:a:a:...` quadratic (each rejected name re-reads the rest).
-    decide_assignment: Callable[[str, str], str | None] | None = None
-
-
-_MARKER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
-_NOT_WORD_BEFORE = r"(?<![A-Za-z0-9_])"
-_NOT_WORD_AFTER = r"(?![A-Za-z0-9_])"
-_NOT_TOKEN_BEFORE = r"(?<![A-Za-z0-9_-])"
-_NOT_TOKEN_AFTER = r"(?![A-Za-z0-9_-])"
-
-# A value after a separator: quoted (also JSON-escaped quotes, as in a message that
-# embeds JSON) or bare up to whitespace, a quote, `&` (query strings), `;` (connection
-# strings) or `,` (inline maps).
-_VALUE_AFTER_SEPARATOR = re.compile(
-    r"(?:\"(?P<v>(?:[^\"\\\n]|\\.)*)\""
-    r"|'(?P<v2>(?:[^'\\\n]|\\.)*)'"
-    r"|\\\"(?P<v3>(?:(?!\\\")[^\n])*)\\\""
-    r"|\\'(?P<v4>(?:(?!\\')[^\n])*)\\'"
-    # A placeholder with spaces in it (`<your password>`, `{{ secrets.token }}`) is one value.
-    r"|(?P<v5>(?:<[^<>\n]*>|\$?\{\{[^}\n]*\}\}|\$\{[^}\n]*\})(?=[\s'\"&;,]|$))"
-    r"|(?P<v6>(?:\\[\"']|[^\s'\"&;,])++)"
-    # An opening quote with no closing one (a message cut short): to the end of the line.
-    r"|\"(?P<v7>[^\"\n]++)|'(?P<v8>[^'\n]++))"
-)
-# Possessive name runs: a name is read once, whatever its length, so a long run of
-# identifier characters costs linear time, not quadratic.
-_ASSIGNED_NAME = (
-    r"(?<![A-Za-z0-9_.-])(?P<key>[A-Za-z_][A-Za-z0-9_.-]*+)(?:\\?[\"'])?\]?"
-    r"[ \t]*+(?::=|=>|={1,3}|:)[ \t]*+"
-)
-_FLAG_NAME = r"(?<![A-Za-z0-9_-])--?(?P<key>[A-Za-z][A-Za-z0-9_-]*+)(?:=|[ \t]++(?!-))"
-
-_PLACEHOLDER = re.compile(
-    r"(?:\[REDACTED:[a-z0-9-]+\])+|\**|[xX*#.]{3,}|<[^<>]*>|\$\{\{[^}]*\}\}|\$\{[^}]*\}"
-    r"|\$\(?[A-Za-z_][A-Za-z0-9_]*\)?|%[A-Za-z_][A-Za-z0-9_]*%|\{\{[^}]*\}\}"
-    r"|[A-Za-z_][\w.]*(?:\(\)?|\[)|(?i:null|none|nil|undefined|true|false|redacted|\[redacted\])"
-)
-_SHORT_INTEGER = re.compile(r"\d{1,6}")
-_NAME_SEGMENTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-_SECRET_NAME_SUFFIXES = (
-    "password", "passwd", "passphrase", "pwd", "secret", "token", "apikey", "accesskey",
-    "secretkey", "privatekey", "authkey", "accountkey", "signingkey", "encryptionkey",
-    "masterkey", "sessionkey", "clientkey", "appkey", "servicekey", "sshkey", "hmackey",
-    "licensekey", "credential", "credentials", "secretkeybase",
-)
-_PASSWORD_NAME_SUFFIXES = ("password", "passwd", "passphrase", "pwd")
-_WORKING_DIRECTORY_NAMES = frozenset({"PWD", "OLDPWD"})
-_CREDENTIAL_HINTS = frozenset(
-    {"key", "keys", "auth", "cred", "creds", "sig", "signature", "salt", "cookie", "session",
-     "hmac", "private", "secrets", "tokens", "bearer"}
-)
-_HIGH_ENTROPY_VALUE = re.compile(r"[A-Za-z0-9+/=_.%-]{20,}")
-_MIN_ENTROPY_BITS = 3.5
 # Every pass that changes the text turns unmarked characters into markers, so the loop
 # ends; two passes are the norm and the cap only bounds it.
 _MAX_PASSES = 8
@@ -175,30 +128,20 @@ def redact_value(value: object) -> object:
 
 def find_secrets(text: str) -> list[Finding]:
     """Every secret in `text`, in order, overlaps merged (the more specific kind wins)."""
-    markers = [match.span() for match in _MARKER.finditer(text)]
+    markers = [match.span() for match in MARKER.finditer(text)]
     spans: list[tuple[int, int, int, str]] = []
-    for rank, pattern in enumerate(_PATTERNS):
+    for rank, pattern in enumerate(PATTERNS):
         for kind, start, end in _matches(pattern, text, markers):
             for piece_start, piece_end in _outside_markers(start, end, markers):
                 spans.append((piece_start, piece_end, rank, kind))
     return _merge(spans)
 
 
-def is_secret_name(name: str) -> bool:
-    """Whether a variable, key, header or flag name says its value is a credential."""
-    if name in _WORKING_DIRECTORY_NAMES:
-        return False
-    segments = [segment.lower() for segment in _NAME_SEGMENTS.findall(name)]
-    if not segments:
-        return False
-    return "".join(segments).endswith(_SECRET_NAME_SUFFIXES) or segments[-1] == "pass"
-
-
 # ── matching ──────────────────────────────────────────────────────────────────
 
 
 def _matches(
-    pattern: _SecretPattern, text: str, markers: list[tuple[int, int]]
+    pattern: SecretPattern, text: str, markers: list[tuple[int, int]]
 ) -> Iterator[tuple[str, int, int]]:
     position = 0
     while position <= len(text):
@@ -218,19 +161,26 @@ def _matches(
         position = max(end, match.end(), match.start() + 1)
 
 
-def _judge(pattern: _SecretPattern, match: re.Match[str]) -> tuple[str, int, int] | None:
+def _judge(pattern: SecretPattern, match: re.Match[str]) -> tuple[str, int, int] | None:
     if pattern.decide_assignment is not None:
         name = match.group("key")
-        if not (is_secret_name(name) or _hints_at_credential(name)):
-            return None
-        value = _VALUE_AFTER_SEPARATOR.match(match.string, match.end())
+        if not (is_secret_name(name) or hints_at_credential(name)):
+            if pattern.kind != "assignment" or name.startswith("-"):
+                return None
+            # An ordinary name: its value counts only when it looks machine-made, and
+            # is read no further than a credential's length, so every name costs the same.
+            bounded = BOUNDED_VALUE.match(match.string, match.end())
+            if bounded is None or MARKER.search(bounded.group("v")) or not looks_generated(bounded.group("v")):
+                return None
+            return ("high-entropy", *bounded.span("v"))
+        value = VALUE_AFTER_SEPARATOR.match(match.string, match.end())
         if value is None:
             return None
-        start, end = _secret_span(value)
+        start, end = secret_span(value)
         kind = pattern.decide_assignment(name, match.string[start:end])
         return None if kind is None else (kind, start, end)
     kind = pattern.kind if pattern.decide is None else pattern.decide(match)
-    return None if kind is None else (kind, *_secret_span(match))
+    return None if kind is None else (kind, *secret_span(match))
 
 
 def _inside_marker(position: int, markers: list[tuple[int, int]]) -> bool:
@@ -238,22 +188,14 @@ def _inside_marker(position: int, markers: list[tuple[int, int]]) -> bool:
     return index >= 0 and position < markers[index][1]
 
 
-def _secret_span(match: re.Match[str]) -> tuple[int, int]:
-    for name in match.re.groupindex:
-        if name.startswith("v") and match.start(name) != -1:
-            return match.span(name)
-    return match.span()
-
-
-def _secret_value(match: re.Match[str]) -> str:
-    start, end = _secret_span(match)
-    return match.string[start:end]
-
-
 def _outside_markers(start: int, end: int, markers: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
     """The parts of a span not covered by existing markers, so a marker is never re-redacted."""
-    for marker_start, marker_end in markers:
-        if marker_end <= start or marker_start >= end:
+    # Markers are sorted and disjoint: start from the last one that begins before the span.
+    first = max(0, bisect.bisect_right(markers, (start, math.inf)) - 1)
+    for marker_start, marker_end in markers[first:]:
+        if marker_start >= end:
+            break
+        if marker_end <= start:
             continue
         if marker_start > start:
             yield start, marker_start
@@ -279,148 +221,74 @@ def _merge(spans: list[tuple[int, int, int, str]]) -> list[Finding]:
     return findings
 
 
-# ── decisions ─────────────────────────────────────────────────────────────────
-
-
-def _is_placeholder(value: str) -> bool:
-    return _PLACEHOLDER.fullmatch(value.strip()) is not None
-
-
-def _is_password_name(name: str) -> bool:
-    segments = [segment.lower() for segment in _NAME_SEGMENTS.findall(name)]
-    return "".join(segments).endswith(_PASSWORD_NAME_SUFFIXES)
-
-
-def _kept_value(name: str, value: str) -> bool:
-    if _is_placeholder(value):
-        return True
-    return _SHORT_INTEGER.fullmatch(value) is not None and not _is_password_name(name)
-
-
-def _shannon_entropy(value: str) -> float:
-    counts = Counter(value)
-    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
-
-
-def _looks_random(value: str) -> bool:
-    return (
-        _HIGH_ENTROPY_VALUE.fullmatch(value) is not None
-        and any(c.isdigit() for c in value)
-        and any(c.isalpha() for c in value)
-        and _shannon_entropy(value) >= _MIN_ENTROPY_BITS
-    )
-
-
-def _hints_at_credential(name: str) -> bool:
-    return any(segment.lower() in _CREDENTIAL_HINTS for segment in _NAME_SEGMENTS.findall(name))
-
-
-def _decide_assignment(name: str, value: str) -> str | None:
-    if is_secret_name(name):
-        return None if _kept_value(name, value) else "assignment"
-    if _looks_random(value) and not _MARKER.search(value):
-        return "high-entropy"
-    return None
-
-
-def _decide_flag(name: str, value: str) -> str | None:
-    if is_secret_name(name) and not _kept_value(name, value):
-        return "assignment"
-    return None
-
-
-def _unless_placeholder(kind: str) -> Callable[[re.Match[str]], str | None]:
-    def decide(match: re.Match[str]) -> str | None:
-        return None if _is_placeholder(_secret_value(match)) else kind
-
-    return decide
-
-
-def _decide_openai(match: re.Match[str]) -> str | None:
-    # `sk-` starts plenty of kebab-case names; a real key mixes cases and digits.
-    body = match.group()[3:]
-    mixed = any(c.isupper() for c in body) and any(c.islower() for c in body)
-    return "openai-key" if mixed and any(c.isdigit() for c in body) else None
-
-
-def _decide_authorization(match: re.Match[str]) -> str | None:
-    value = _secret_value(match)
-    if _is_placeholder(value):
-        return None
-    if match.group("bare") is not None and not any(c.isdigit() for c in value):
-        return None  # "Authorization: required" is prose; a bare credential has digits
-    return "authorization-header"
-
-
 def _redact_field(key: object, value: object) -> object:
-    if isinstance(key, str) and isinstance(value, str) and is_secret_name(key) and not _kept_value(key, value):
+    if isinstance(key, str) and isinstance(value, str) and is_secret_name(key) and not kept_value(key, value):
         return "[REDACTED:assignment]"
     return redact_value(value)
 
 
-# ── the patterns, most specific first (on overlap the earlier kind is reported) ──
-
-_PRIVATE_KEY_LABEL = r"(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-_PATTERNS: tuple[_SecretPattern, ...] = (
-    # A block whose END was cut off (a truncated log) is redacted to the end of the text.
-    _SecretPattern("private-key", re.compile(
-        rf"-----BEGIN {_PRIVATE_KEY_LABEL}(?:.*?-----END {_PRIVATE_KEY_LABEL}|.*\Z)", re.DOTALL)),
-    _SecretPattern("aws-access-key", re.compile(
-        r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])")),
-    _SecretPattern("aws-secret", re.compile(
-        r"(?<![A-Za-z0-9])(?i:aws)[A-Za-z0-9_.-]{0,30}?(?i:secret)[A-Za-z0-9_.-]{0,30}?"
-        r"(?:\\?[\"'])?[ \t]*(?::=|=>|=|:)?[ \t]*(?:\\?[\"'])?(?P<v>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])")),
-    _SecretPattern("github-token", re.compile(
-        rf"{_NOT_WORD_BEFORE}(?:gh[pousr]_[A-Za-z0-9]{{36,251}}|github_pat_[A-Za-z0-9_]{{22,255}}){_NOT_WORD_AFTER}")),
-    _SecretPattern("gitlab-token", re.compile(rf"{_NOT_TOKEN_BEFORE}gl(?:pat|dt|rt|ptt|soat|ft)-[A-Za-z0-9_-]{{20,}}+")),
-    _SecretPattern("slack-webhook", re.compile(
-        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9_/+-]{20,})")),
-    _SecretPattern("slack-token", re.compile(
-        rf"{_NOT_TOKEN_BEFORE}(?:xox[abposre]-[A-Za-z0-9-]{{10,}}+|xapp-\d-[A-Za-z0-9-]{{10,}}+)")),
-    _SecretPattern("stripe-key", re.compile(
-        rf"{_NOT_WORD_BEFORE}(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{{16,}}|whsec_[A-Za-z0-9]{{24,}}){_NOT_WORD_AFTER}")),
-    _SecretPattern("google-api-key", re.compile(rf"{_NOT_TOKEN_BEFORE}AIza[0-9A-Za-z_-]{{35}}{_NOT_TOKEN_AFTER}")),
-    _SecretPattern("anthropic-key", re.compile(rf"{_NOT_TOKEN_BEFORE}sk-ant-[A-Za-z0-9_-]{{20,}}+")),
-    _SecretPattern("openai-key", re.compile(rf"{_NOT_TOKEN_BEFORE}sk-(?!ant-)[A-Za-z0-9_-]{{20,}}+"), _decide_openai),
-    _SecretPattern("huggingface-token", re.compile(rf"{_NOT_WORD_BEFORE}hf_[A-Za-z0-9]{{30,}}{_NOT_WORD_AFTER}")),
-    _SecretPattern("npm-token", re.compile(rf"{_NOT_WORD_BEFORE}npm_[A-Za-z0-9]{{36}}{_NOT_WORD_AFTER}")),
-    _SecretPattern("pypi-token", re.compile(rf"{_NOT_TOKEN_BEFORE}pypi-AgE[A-Za-z0-9_-]{{50,}}+")),
-    _SecretPattern("twilio", re.compile(rf"{_NOT_WORD_BEFORE}(?:AC|SK)[0-9a-f]{{32}}{_NOT_WORD_AFTER}")),
-    _SecretPattern("sendgrid", re.compile(
-        rf"{_NOT_TOKEN_BEFORE}SG\.[A-Za-z0-9_-]{{16,32}}\.[A-Za-z0-9_-]{{16,64}}{_NOT_TOKEN_AFTER}")),
-    _SecretPattern("jwt", re.compile(
-        rf"{_NOT_TOKEN_BEFORE}eyJ[A-Za-z0-9_-]{{8,}}+\.[A-Za-z0-9_-]{{8,}}+\.[A-Za-z0-9_-]*+")),
-    _SecretPattern("azure-storage-key", re.compile(
-        r"(?i:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/=]{20,})|(?<=[?&;])sig=(?P<v2>[A-Za-z0-9%+/=]{20,})")),
-    _SecretPattern("url-password", re.compile(
-        r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,30}://"
-        r"(?P<user>[^\s:/@?#'\"\[\]]*+):(?P<v>[^\s/@?#'\"]++)@(?=[A-Za-z0-9\[])"), _unless_placeholder("url-password")),
-    _SecretPattern("authorization-header", re.compile(
-        r"(?i)(?<![A-Za-z0-9_-])(?:proxy-)?authorization(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?"
-        r"(?:(?:bearer|basic|token|bot|apikey|key|sso-key)[ \t]+(?P<v>[^\s'\",;\\]+)"
-        r"|(?:digest|aws4-hmac-sha256|hoba|mutual|negotiate|ntlm|hmac|oauth)[ \t]+(?P<v2>[^\r\n'\"]+)"
-        r"|(?P<bare>(?P<v3>[^\s'\",;\\]{12,})))"), _decide_authorization),
-    _SecretPattern("authorization-header", re.compile(
-        r"(?i)(?<![A-Za-z0-9_-])(?:x-)?(?:api-key|auth-token|access-token|api-token|goog-api-key)"
-        r"(?:\\?[\"'])?[ \t]*:[ \t]*(?:\\?[\"'])?(?P<v>[^\s'\",;\\]+)"), _unless_placeholder("authorization-header")),
-    _SecretPattern("assignment", re.compile(_ASSIGNED_NAME), decide_assignment=_decide_assignment),
-    _SecretPattern("assignment", re.compile(_FLAG_NAME), decide_assignment=_decide_flag),
-)
+# ── clipping after redaction ──────────────────────────────────────────────────
+# A clip cuts text blindly: clipped first, a token keeps whatever part of it falls
+# inside the window, and that part no longer has the shape redaction looks for
+# (`ghp_R4nd0mT0k3nV4lu3` is too short to be a GitHub token). So every clip of text
+# bound for a record redacts the whole text first, then cuts.
 
 
-# File names that hold credentials by convention. A snapshot of a failing workspace
-# (which `sync` may carry to a shared remote) never keeps such a file, whatever its
-# content looks like.
-_SECRET_FILE_NAMES = re.compile(
-    r"^(\.env(\..*)?|\.netrc|_netrc|\.npmrc|\.pypirc|\.git-credentials|\.pgpass|credentials(\.json)?"
-    r"|id_(rsa|dsa|ecdsa|ed25519)(\.pub)?|.*\.(pem|key|p12|pfx|jks|keystore|kdbx|ovpn))$",
-    re.IGNORECASE,
-)
+def redacted_tail(text: str, limit: int) -> str:
+    """The last `limit` characters of `text`, redacted before the cut."""
+    clean = redact(text)
+    return clean if len(clean) <= limit else clean[-limit:]
 
 
-def is_secret_bearing_path(path: str) -> bool:
-    """Whether a repository path names a file that holds secrets by convention (`.env.local`, `id_rsa`, `*.pem`)."""
-    name = path.rsplit("/", 1)[-1]
-    if name.endswith(".pub"):
-        return False  # a public key is not a secret
-    return bool(_SECRET_FILE_NAMES.match(name))
+def redacted_head(text: str, limit: int) -> str:
+    """The first `limit` characters of `text`, redacted before the cut."""
+    clean = redact(text)
+    return clean if len(clean) <= limit else clean[:limit]
+
+
+# A "word" longer than this is data (a minified line, a progress bar), not what is left
+# of a credential; dropping it would hide a whole line of output for nothing.
+_MAX_CUT_WORD = 4096
+_LAST_WORD = re.compile(rf"\S{{1,{_MAX_CUT_WORD}}}\Z")
+_FIRST_WORD = re.compile(rf"\A\S{{1,{_MAX_CUT_WORD}}}(?!\S)")
+
+
+def without_cut_word(text: str, *, cut_at: str) -> str:
+    """`text` without the word a cut went through, for text that arrives already cut
+    (a process's output kept as head and tail): the rest of a token can hold a secret
+    too short to be recognised. `cut_at` is "end" (a head) or "start" (a tail)."""
+    if cut_at == "end":
+        found = _LAST_WORD.search(text)
+        # Only a whole trailing word: a longer run ends here too but starts before the window.
+        if found is None or (found.start() > 0 and not text[found.start() - 1].isspace()):
+            return text
+        return text[:found.start()]
+    return _FIRST_WORD.sub("", text, count=1)
+
+
+# ── files that hold secrets by their nature ───────────────────────────────────
+
+_SECRET_FILE_NAMES = frozenset({
+    ".netrc", "_netrc", ".npmrc", ".pypirc", ".git-credentials", ".dockercfg", ".htpasswd", ".pgpass",
+    ".my.cnf", "credentials", "credentials.json", "service-account.json", "secrets.json", "secrets.yaml",
+    "secrets.yml", "terraform.tfstate", ".vault-token",
+})
+_SECRET_FILE_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".kdbx", ".tfvars", ".ovpn",
+                         ".gpg", ".asc", ".age")
+_SSH_KEY = re.compile(r"id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?(?:[._-].*)?")
+
+
+def is_secret_bearing_path(path: str | PurePath) -> bool:
+    """Whether a file at `path` holds credentials by its nature (`.env*`, `*.pem`, `id_rsa`,
+    `.netrc`, `.npmrc`, ...), whatever is in it: such files never leave the machine in a
+    snapshot. A public half (`id_rsa.pub`) is not one."""
+    name = PurePath(path).name
+    lower = name.lower()
+    if lower.endswith(".pub"):
+        return False
+    if lower.startswith(".env") or lower in _SECRET_FILE_NAMES or lower.endswith(_SECRET_FILE_SUFFIXES):
+        return True
+    if _SSH_KEY.fullmatch(lower):
+        return True
+    parts = [part.lower() for part in PurePath(path).parts]
+    return len(parts) >= 2 and parts[-2] in (".aws", ".docker", ".kube", ".gnupg", ".ssh") and lower != "known_hosts"

@@ -159,19 +159,23 @@ def settle_merge(store: Store, theirs: pygit2.Commit) -> Callable[[pygit2.Tree],
     return settle
 
 
-def join(store: Store, theirs: pygit2.Oid, message: str, *, scratch_ref: str = SCRATCH_REF
-         ) -> tuple[str, pygit2.Oid | None]:
+def join(store: Store, theirs: pygit2.Oid, message: str, *, scratch_ref: str = SCRATCH_REF,
+         name: str | None = None) -> tuple[str, pygit2.Oid | None]:
     """Bring another line of the store (`theirs`) into the local ref.
 
     Returns how, and the commit the local ref moved to: ("adopted", theirs) when
     there was no local store, ("up-to-date", None) when the local store already
     holds theirs, ("fast-forward", theirs), or ("merged", the merge commit).
+    A malformed line (see `lessons.guard`) is refused as `name` before anything moves.
     """
+    from lessons.history import check_line
+
     repo = store.repo
+    check_line(store, theirs, name=name or f"the store line {str(theirs)[:12]}")
     if store.tip() is None:
         try:
             repo.create_reference(store.ref, theirs, force=False, message=message)
-            store.ensure()  # opts the ref into a reflog for the writes that follow
+            store.require()  # opts the ref into a reflog for the writes that follow
             return "adopted", theirs
         except (pygit2.AlreadyExistsError, ValueError, pygit2.GitError):
             pass  # a local writer created the store meanwhile: join into it instead

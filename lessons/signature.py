@@ -149,7 +149,8 @@ _WHITESPACE = re.compile(r"\s+")
 
 def signature(fail_class: str, message: str) -> str:
     """`fail_class|<normalised first line>`: equal for the same failure on any run or machine."""
-    text = normalise(redact(first_line(message)))[:MAX_SIGNATURE_TEXT].rstrip()
+    # Redacted whole before the first line is taken: a secret can span lines (a key body).
+    text = normalise(first_line(redact(message)))[:MAX_SIGNATURE_TEXT].rstrip()
     return f"{_collapse_whitespace(fail_class)}|{text}"
 
 

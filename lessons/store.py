@@ -23,14 +23,16 @@ import fcntl
 import os
 import random
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pygit2
 
 from lessons.errors import InvalidInput, NotFound, StoreBusy
+from lessons.trees import Change, apply_change
+
+__all__ = ["Change", "Store", "entry_id", "store_signature"]
 
 DEFAULT_REF = "refs/failres/store"
 STORE_NAME = "failres"
@@ -38,7 +40,6 @@ STORE_EMAIL = "failres@localhost"
 STALE_REF_LOCK_SECONDS = 2.0
 MAX_CAS_ATTEMPTS = 200
 
-_BLOB = pygit2.GIT_FILEMODE_BLOB
 _TREE = pygit2.GIT_FILEMODE_TREE
 
 
@@ -56,36 +57,6 @@ def store_signature(repo: pygit2.Repository) -> pygit2.Signature:
         return repo.default_signature
     except (KeyError, pygit2.GitError):
         return pygit2.Signature(STORE_NAME, STORE_EMAIL)
-
-
-@dataclass(frozen=True)
-class Change:
-    """What one write does to the tree: files to put and paths to delete.
-
-    A put is the file's bytes, or the id of a blob already in the repository (a
-    merge or an undo moves existing blobs and need not write them again).
-    """
-
-    puts: Mapping[str, bytes | pygit2.Oid] = field(default_factory=dict)
-    deletes: frozenset[str] = frozenset()
-
-    def is_empty(self) -> bool:
-        return not self.puts and not self.deletes
-
-
-def _split(path: str) -> tuple[str, ...]:
-    parts = tuple(path.split("/"))
-    if not path or any(p in ("", ".", "..") for p in parts) or path.startswith("/"):
-        msg = f"invalid record path {path!r}"
-        raise InvalidInput(msg)
-    return parts
-
-
-def _group(entries: Iterable[tuple[tuple[str, ...], object]]) -> dict[str, list]:
-    groups: dict[str, list] = {}
-    for parts, value in entries:
-        groups.setdefault(parts[0], []).append((parts[1:], value))
-    return groups
 
 
 class Store:
@@ -117,13 +88,39 @@ class Store:
         return Path(self.repo.path)  # pygit2 gives the common dir for worktrees too
 
     def tip(self) -> pygit2.Oid | None:
+        """The store's tip commit; None when the ref does not exist.
+
+        A ref that exists but names no commit (a blob, a tree, a tag, another ref, a
+        file of garbage) is refused with StoreDamaged (see `lessons.guard`): writing on
+        it would bury what it names, and reading it would fail in ways that say nothing.
+        """
         try:
-            return self.repo.references[self.ref].target
+            ref = self.repo.references[self.ref]
         except KeyError:
             return None
+        except pygit2.GitError as unreadable:
+            from lessons.guard import refused_ref
+
+            raise refused_ref(self, f"cannot be read ({unreadable})") from None
+        target = ref.target
+        if isinstance(target, pygit2.Oid) and isinstance(self.repo.get(target), pygit2.Commit):
+            return target
+        from lessons.guard import refused_ref
+
+        raise refused_ref(self, f"is a symbolic ref to {target}" if isinstance(target, str) else None)
 
     def exists(self) -> bool:
         return self.tip() is not None
+
+    def verify(self, *, ignore_remote: str | None = None) -> None:
+        """Refuse a store that cannot be trusted before anything reads or writes it (see `lessons.guard`).
+
+        `ignore_remote`: a sync with that remote is itself the way back for a lost
+        store, so its remote-tracking copy is not held against it.
+        """
+        from lessons.guard import verify_store
+
+        verify_store(self, ignore_remote=ignore_remote)
 
     def commit_at(self, rev: str | pygit2.Oid | None = None) -> pygit2.Commit | None:
         if rev is None:
@@ -206,21 +203,46 @@ class Store:
         sig = self._signature or store_signature(self.repo)
         return pygit2.Signature(sig.name, sig.email)  # stamped now, not when cached
 
-    def ensure(self) -> pygit2.Oid:
-        """Create the store (an empty root commit) if it does not exist yet."""
+    def create(self, *, replacing_lost: bool = False) -> pygit2.Oid:
+        """Create the store (an empty root commit); its tip when it exists already.
+
+        The only way a store comes to be: a write never creates one, so a deleted
+        store ref can never be silently replaced by an empty store. Creating is
+        refused too when something shows a store existed here (see `lessons.guard`),
+        unless `replacing_lost` says the person means to start over.
+        """
         tip = self.tip()
         if tip is not None:
             self._ensure_reflog()
             return tip
+        self.check_creatable(replacing_lost=replacing_lost)
         empty = self.repo.TreeBuilder().write()
         sig = self.signature()
         oid = self.repo.create_commit(None, sig, sig, "failres: create store\n", empty, [])
         self._ensure_reflog()
-        try:
-            self.repo.create_reference(self.ref, oid, force=False, message="failres: create store")
-        except (ValueError, pygit2.AlreadyExistsError, pygit2.GitError):
+        if not self._compare_and_swap(None, oid, "failres: create store"):
             pass  # another process created it first; theirs is as good as ours
-        return self.tip()  # type: ignore[return-value]
+        return self.require()
+
+    def check_creatable(self, *, replacing_lost: bool = False) -> None:
+        """Raise what `create` would refuse with (a damaged ref, a store that existed), writing nothing."""
+        if self.tip() is not None or replacing_lost:
+            return
+        from lessons.guard import existence_traces, missing_store_error
+
+        traces = existence_traces(self)
+        if traces:
+            raise missing_store_error(self, traces, creating=True)
+
+    def require(self) -> pygit2.Oid:
+        """The tip of a store that exists; StoreMissing (saying why, and what to do) otherwise."""
+        tip = self.tip()
+        if tip is None:
+            from lessons.guard import existence_traces, missing_store_error
+
+            raise missing_store_error(self, existence_traces(self))
+        self._ensure_reflog()
+        return tip
 
     def _ensure_reflog(self) -> None:
         # git and libgit2 only keep a reflog for refs outside refs/heads when the
@@ -243,10 +265,13 @@ class Store:
         again after a lost race, so a writer that must look before it writes
         (idempotent stamps, reclaim) decides on the tip it really lands on.
         Returns None when the change turned out empty (nothing to write).
+        Never creates the store: a missing one raises StoreMissing.
         """
-        self.ensure()
+        self.require()
         for attempt in range(max_attempts):
             parent = self.commit_at()
+            if parent is None:
+                self.require()  # deleted while we were writing: refuse, never start afresh
             planned = change(parent) if callable(change) else change
             if planned.is_empty():
                 return None
@@ -255,10 +280,8 @@ class Store:
                 return None
             sig = self.signature()
             body = _audit_body(planned)
-            oid = self.repo.create_commit(
-                None, sig, sig, message.rstrip("\n") + "\n" + body, tree, [parent.id] if parent else []
-            )
-            if self._compare_and_swap(parent.id if parent else None, oid, message.splitlines()[0]):
+            oid = self.repo.create_commit(None, sig, sig, message.rstrip("\n") + "\n" + body, tree, [parent.id])
+            if self._compare_and_swap(parent.id, oid, message.splitlines()[0]):
                 return oid
             # Lost the race: back off a little (with jitter so a crowd spreads out)
             # and rebuild on the new tip.
@@ -293,45 +316,7 @@ class Store:
 
     def apply(self, base: pygit2.Tree | None, change: Change) -> pygit2.Oid:
         """The id of `base` with `change` applied, writing only touched trees."""
-        entries: list[tuple[tuple[str, ...], bytes | pygit2.Oid | None]] = []
-        for path, data in change.puts.items():
-            entries.append((_split(path), data))
-        for path in change.deletes:
-            if path not in change.puts:
-                entries.append((_split(path), None))
-        return self._apply_tree(base, entries)
-
-    def _apply_tree(self, base: pygit2.Tree | None,
-                    entries: list[tuple[tuple[str, ...], bytes | pygit2.Oid | None]]) -> pygit2.Oid:
-        builder = self.repo.TreeBuilder(base) if base is not None else self.repo.TreeBuilder()
-        for name, items in _group(entries).items():
-            here = [(rest, value) for rest, value in items if not rest]
-            deeper = [(rest, value) for rest, value in items if rest]
-            existing = builder.get(name)
-            if here:
-                value = here[-1][1]
-                if value is None:
-                    if existing is not None and existing.filemode != _TREE:
-                        builder.remove(name)
-                else:
-                    blob = value if isinstance(value, pygit2.Oid) else self.repo.create_blob(value)
-                    builder.insert(name, blob, _BLOB)
-                continue
-            sub = None
-            if existing is not None and existing.filemode == _TREE:
-                sub = self.repo[existing.id]
-            elif existing is not None:
-                msg = f"record path {name!r} is a file where a directory is needed"
-                raise InvalidInput(msg)
-            if sub is None and all(value is None for _, value in deeper):
-                continue  # deleting inside a directory that is not there
-            new_sub = self._apply_tree(sub, deeper)
-            if len(self.repo[new_sub]) == 0:
-                if existing is not None:
-                    builder.remove(name)
-            else:
-                builder.insert(name, new_sub, _TREE)
-        return builder.write()
+        return apply_change(self.repo, base, change)
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -393,7 +378,14 @@ class Store:
                     ref.set_target(new, reason)  # libgit2 re-checks the old value
             except (pygit2.GitError, ValueError, pygit2.AlreadyExistsError):
                 return False
+            self._note_tip(new)
             return True
+
+    def _note_tip(self, tip: pygit2.Oid) -> None:
+        """Remember the tip outside the ref (held under the ref lock; see `lessons.guard.note_tip`)."""
+        from lessons.guard import note_tip
+
+        note_tip(self.common_dir, self.ref, tip)
 
     # ── history operations ───────────────────────────────────────────────
 

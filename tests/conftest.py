@@ -58,8 +58,8 @@ def git(cwd: Path, *args: str, check: bool = True, env: dict | None = None) -> s
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """A real repository on branch main with one commit."""
+def plain_repo(tmp_path: Path) -> Path:
+    """A real repository on branch main with one commit, and no failres store."""
     top = tmp_path / "repo"
     top.mkdir()
     git(top, "init", "-q", "-b", "main")
@@ -67,6 +67,16 @@ def repo(tmp_path: Path) -> Path:
     git(top, "add", "README.md")
     git(top, "commit", "-q", "-m", "initial")
     return top
+
+
+@pytest.fixture
+def repo(plain_repo: Path) -> Path:
+    """A real repository on branch main with one commit and an empty store, as `git failres init`
+    creates it (a write never creates a store)."""
+    from lessons.store import Store
+
+    Store(plain_repo).create()
+    return plain_repo
 
 
 @dataclass

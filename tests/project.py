@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 
 from conftest import git
+from failres.errors import ConfigError
 from failres.journal import read_journal
+from failres.setup import init_repository
 from lessons.store import Store
 
 FAKE_AGENT = Path(__file__).resolve().parent / "fake_agent.py"
@@ -73,6 +75,11 @@ class Project:
             lines.append('fixer = "fix"')
         lines += ["[probe]", "attempts = 2", 'backoff = "10ms"']
         (self.top / ".failres.toml").write_text("\n".join(lines) + "\n" + extra)
+        try:
+            # The store, as `git failres init` creates it: no write ever creates one.
+            init_repository(self.top, hooks=False)
+        except ConfigError:
+            pass  # a test of a configuration failres refuses: there is no store to make
 
     def plan(self, files: list[str] | None = None, task: str = "t1") -> Path:
         path = self.agents.parent / "plan.toml"

@@ -124,6 +124,7 @@ def test_sync_reclaims_what_the_merge_filled(tmp_path: Path, cli) -> None:
     a, b = make_clone(tmp_path, bare, "a"), make_clone(tmp_path, bare, "b")
     for clone, name in ((a, "a"), (b, "b")):
         store = Store(clone)
+        store.create()  # as `git failres init` does
         for n in range(3):
             lesson = make_lesson(slug=name, task=f"t{n}", fail_class="unknown", message=f"{name} {n}",
                                  files=["x"], int_head="0" * 40, snapshot=None)

@@ -51,7 +51,7 @@ def write_lessons(store: Store, docs: list[dict]) -> None:
 @pytest.fixture
 def store(repo: Path) -> Store:
     s = Store(repo)
-    s.ensure()
+    s.create()
     return s
 
 

@@ -14,7 +14,8 @@ from lessons.records import change_of
 from lessons.store import Store
 
 
-def test_init_writes_a_config_that_loads_and_creates_the_store(repo: Path, cli) -> None:
+def test_init_writes_a_config_that_loads_and_creates_the_store(plain_repo: Path, cli) -> None:
+    repo = plain_repo
     result = cli(repo, "init", "--json")
     assert result.code == 0, result.err
     doc = json.loads(result.out)
@@ -33,14 +34,14 @@ def test_init_refuses_to_overwrite_unless_forced(repo: Path, cli) -> None:
     assert 'branch = "main"' in (repo / ".failres.toml").read_text()
 
 
-def test_bad_config_is_one_line_exit_2_and_nothing_written(repo: Path, cli) -> None:
-    (repo / ".failres.toml").write_text("[repair]\nmax_atempts = 3\n")
-    result = cli(repo, "init")
+def test_bad_config_is_one_line_exit_2_and_nothing_written(plain_repo: Path, cli) -> None:
+    (plain_repo / ".failres.toml").write_text("[repair]\nmax_atempts = 3\n")
+    result = cli(plain_repo, "init")
     assert result.code == 2
     first = result.err.splitlines()[0]
     assert first.startswith("error: ") and ".failres.toml" in first and "repair.max_atempts" in first
     assert "Traceback" not in result.err
-    assert git(repo, "for-each-ref", "refs/failres").strip() == ""
+    assert git(plain_repo, "for-each-ref", "refs/failres").strip() == ""
 
 
 def test_outside_a_repository_exits_2_with_a_hint(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import tomllib
@@ -362,7 +363,7 @@ def test_engine_down_patterns_match_case_insensitively():
         ("[engine_down]\nexit_codes = [0]\n", "engine_down.exit_codes[0]: must be between 1 and 255, got 0"),
         ('[stop_loss]\nmode = "sometimes"\n', 'stop_loss.mode: must be one of "on", "off", got "sometimes"'),
         ('[store]\nref = "failres/store"\n',
-         'store.ref: must be a full ref name starting with "refs/", got "failres/store"'),
+         'store.ref: must be a ref under "refs/failres/" (such as "refs/failres/store"), got "failres/store"'),
         ('[integration]\nbranch = ""\n', "integration.branch: must not be empty"),
         ('[scope]\nprotected = [""]\n', "scope.protected[0]: must not be empty"),
     ],
@@ -412,7 +413,7 @@ def test_workspaces_go_to_the_cache_outside_checkout_and_git_dir_by_default(tmp_
 def test_a_relative_worktrees_dir_is_relative_to_the_repository_top(tmp_path):
     repo = RepoPaths(top=tmp_path / "top", common_dir=tmp_path / "top" / ".git")
     config = parse_config('[worktrees]\ndir = "../wt"\n', SOURCE)
-    assert worktrees_root(config, repo) == tmp_path / "top" / ".." / "wt"
+    assert worktrees_root(config, repo) == Path(os.path.realpath(tmp_path / "wt"))
 
 
 def test_an_absolute_worktrees_dir_is_used_as_is(tmp_path):

@@ -315,7 +315,7 @@ def test_a_patch_that_does_not_apply_leaves_no_trace(project: Project, cli):
     project.configure(implementer=[FIX])
     bad = project.agents / "bad.diff"
     bad.write_text("--- a/src/calc.py\n+++ b/src/calc.py\n@@ -1,2 +1,2 @@\n-def nothing():\n+def x():\n     pass\n")
-    Store(project.top).ensure()
+    Store(project.top).create()
     tip = git(project.top, "rev-parse", "refs/failres/store").strip()
     result = run(cli, project, "--patch", str(bad))
     assert result.code == 2 and "does not apply" in result.err

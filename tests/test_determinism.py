@@ -33,6 +33,7 @@ def story(top: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
     monkeypatch.chdir(top)
     store = Store(top)
+    store.create()  # as `git failres init` does: a write never creates a store
     config = load_config(top)
     set_fact(store, "judge", "command", "python -m pytest -q", policy=Policy(), now=START)
     set_fact(store, "judge", "command", "make check", policy=Policy(), now=START + timedelta(hours=1))

@@ -30,7 +30,7 @@ DAY0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 @pytest.fixture
 def store(repo: Path) -> Store:
     s = Store(repo)
-    s.ensure()
+    s.create()
     return s
 
 

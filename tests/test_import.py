@@ -24,7 +24,7 @@ def jsonl(path: Path, *docs: object) -> Path:
 @pytest.fixture
 def store(repo: Path) -> Store:
     store = Store(repo)
-    store.ensure()
+    store.create()
     return store
 
 
@@ -123,6 +123,7 @@ def test_an_import_that_fills_the_lessons_store_settles_it_into_the_archive(tmp_
     top.mkdir()
     git(top, "init", "-q")
     (top / ".failres.toml").write_text("[policy]\nmax_lessons = 10\nreclaim_headroom_pct = 0.5\n")
+    assert cli(top, "init", "--no-hooks").code == 0
     source = tmp_path / "many.jsonl"
     source.write_text("".join(
         json.dumps({"ts": f"2026-11-{n + 1:02d}T00:00:00Z", "slug": "s", "task": f"t{n}", "failClass": "unknown",

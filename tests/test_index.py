@@ -17,6 +17,7 @@ from failres.journal import event_order, event_put, make_event
 from lessons.index import StoreIndex, answer, index_path, parse_record_path
 from lessons.lesson import lesson_put, make_lesson, stamp_put
 from lessons.records import change_of, read_collection
+from lessons.retrieval import relevant_lessons
 from lessons.store import Change, Store
 
 # ---- the oracle: the same questions answered by reading every record file ----
@@ -250,6 +251,7 @@ def test_a_ref_moved_back_to_an_older_commit_gives_the_older_answers(store: Stor
 
 def test_a_ref_moved_to_an_unrelated_history_gives_its_answers(store: Store) -> None:
     other = Store(store.repo, "refs/failres/elsewhere")
+    other.create()
     populate(other)
     assert_index_agrees(store)
     git(Path(store.repo.workdir), "update-ref", "refs/failres/store", str(other.tip()))
@@ -258,11 +260,13 @@ def test_a_ref_moved_to_an_unrelated_history_gives_its_answers(store: Store) -> 
         assert index.lessons() == store_lessons(other)
 
 
-def test_a_deleted_store_ref_empties_the_answers(store: Store) -> None:
+def test_a_deleted_store_ref_answers_empty_and_the_index_keeps_where_the_store_was(store: Store) -> None:
+    tip = str(store.tip())
     assert_index_agrees(store)
     git(Path(store.repo.workdir), "update-ref", "-d", "refs/failres/store")
+    assert relevant_lessons(store, "gate-not-green-after-fixer") == []  # answered by the (missing) store
     with StoreIndex.open(store) as index:
-        assert index.lessons() == [] and index.open_decisions() == []
+        assert index.indexed() == (True, tip)  # evidence for `lessons.guard`, not emptied
 
 
 # ---- many processes ----

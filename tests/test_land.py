@@ -15,6 +15,7 @@ import pytest
 
 from conftest import git, run_failres
 from failres.journal import read_journal
+from failres.setup import init_repository
 from lessons.lesson import read_lessons
 from lessons.store import Store
 
@@ -87,6 +88,7 @@ class LoopProject:
             lines.append("resolver_may_answer = true")
         lines += ["[repair]", "max_attempts = 0", "[scope]", f"protected = {json.dumps(list(protected))}"]
         (self.top / ".failres.toml").write_text("\n".join(lines) + "\n" + extra)
+        init_repository(self.top, hooks=False)  # the store, as `git failres init` creates it
 
     def plan(self, files: tuple[str, ...] = ("src/calc.py",)) -> Path:
         path = self.tmp / "plan.toml"

@@ -508,7 +508,7 @@ def test_the_rules_command_shows_the_block_its_hash_and_each_rules_tally(repo: P
 
 def test_seat_prompts_carry_the_rules_block(repo: Path, tmp_path: Path, cli) -> None:
     store = Store(repo)
-    store.ensure()
+    store.create()
     store.commit(Change({"rules/behavior.user.toml": b'[[rules]]\ntext = "Never push to main."\n'}),
                  "person: my rules")
     (repo / ".failres.toml").write_text('[gates.g]\ncommand = ["true"]\n')

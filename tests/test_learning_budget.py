@@ -139,7 +139,7 @@ def test_a_proposal_refused_by_the_gate_is_not_proposed_again_until_the_pool_cha
     # outcomes rewrites the counted rule longer, which the gate refuses: an over-budget
     # set may only shrink toward the budget.
     store = Store(repo)
-    store.ensure()
+    store.create()
     plain = [f"{'x' * 60} {n}" for n in range(2)]
     live = "".join(f'[[rules]]\nid = "r-20260101-0000000{n}"\ntext = "{text}"\n' for n, text in enumerate(plain))
     live += '[[rules]]\nid = "r-20260101-00000009"\ntext = "old"\nbasis = "outcomes/seat-timeout/area/lib/*"\n'
@@ -215,7 +215,7 @@ def test_a_counted_rule_a_person_rejected_returns_only_with_new_evidence(repo: P
 def test_a_hand_edit_past_the_budget_is_warned_about_and_prompts_carry_only_the_budget(
         repo: Path, tmp_path: Path, cli) -> None:
     store = Store(repo)
-    store.ensure()
+    store.create()
     rules = "".join(f'[[rules]]\nid = "r-20260101-{n:08x}"\ntext = "Rule {n}."\n' for n in range(17))
     store.commit(Change({rules_path("behavior", "learned"): rules.encode()}), "person: seventeen rules by hand")
     out = cli(repo, "rules")

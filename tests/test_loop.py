@@ -287,6 +287,7 @@ def test_status_reports_each_state(project: Project, cli) -> None:
 
 def test_no_implementer_configured_is_bad_input(project: Project, cli) -> None:
     (project.top / ".failres.toml").write_text('[gates.check]\ncommand = ["true"]\n')
+    assert cli(project.top, "init", "--no-hooks").code == 0
     result = run(cli, project)
     assert result.code == 2 and "implementer" in result.err
 

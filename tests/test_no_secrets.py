@@ -232,6 +232,7 @@ def test_no_canary_secret_reaches_git_through(path: str, tmp_path: Path, cli) ->
     canaries = load_canaries()
     assert len(canaries) >= 30, "the corpus must hold at least 30 secret shapes"
     project = Project.create(tmp_path)
+    assert cli(project.top, "init", "--no-hooks").code == 0
     WRITE_PATHS[path](project, tmp_path, [f"{c.marker}: {c.text}" for c in canaries], cli)
     held = everything_git_holds(project.top)
     leaked = [f"{c.marker} ({c.secret[:6]}...)" for c in canaries if c.secret in held]
@@ -244,6 +245,7 @@ def test_no_canary_secret_reaches_git_through(path: str, tmp_path: Path, cli) ->
 def test_innocent_lookalikes_survive(path: str, tmp_path: Path, cli) -> None:
     lookalikes = load_lookalikes()
     project = Project.create(tmp_path)
+    assert cli(project.top, "init", "--no-hooks").code == 0
     WRITE_PATHS[path](project, tmp_path, lookalikes, cli)
     held = everything_git_holds(project.top)
     redacted = [text for text in lookalikes if _as_stored(text) not in held]

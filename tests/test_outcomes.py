@@ -73,6 +73,7 @@ class Story:
             "[repair]",
             "max_attempts = 0",
         ]) + "\n")
+        assert cli(self.top, "init", "--no-hooks").code == 0  # the store, as a person creates it
         self.plan = tmp_path / "plan.toml"
         self.plan.write_text('slug = "rr"\n' + "".join(
             f'[[tasks]]\nid = "{task}"\ntitle = "Fix {name}"\nprompt = "Make check.py pass for {task}."\n'

@@ -170,10 +170,23 @@ def test_specific_kind_wins_over_the_assignment_it_sits_in():
     assert redact(f"GITHUB_TOKEN={token}") == "GITHUB_TOKEN=[REDACTED:github-token]"
 
 
-def test_high_entropy_value_is_redacted_only_under_a_name_that_hints_at_a_credential():
+def test_a_machine_made_value_is_redacted_in_any_assignment():
     value = "Zk8qW3vN7pL2xR9tY4mB6cJ1"
     assert redact(f"cookie_value={value}") == "cookie_value=[REDACTED:high-entropy]"
-    assert redact(f"build_id={value}") == f"build_id={value}"
+    assert redact(f"build_id={value}") == "build_id=[REDACTED:high-entropy]"
+    assert redact(f'APP_BLOB = "{value}"') == 'APP_BLOB = "[REDACTED:high-entropy]"'
+
+
+@pytest.mark.parametrize("text", [
+    "build_id=3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a",  # a digest: hex has no upper case
+    "run_id=1b4e28ba-2fa1-11d2-883f-0016d3cca427",  # a UUID
+    "module=failres.engine.QuarantineStep2",  # a dotted name
+    "path=src/components/HeaderTitle2/View.tsx",  # a path: words in it
+    "image = iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+    "version=v2024.11.30-rc1",
+])
+def test_values_an_assignment_commonly_holds_are_not_taken_for_machine_made_secrets(text):
+    assert redact(text) == text
 
 
 def test_openai_shaped_prefix_on_a_kebab_case_name_is_kept():

@@ -182,6 +182,7 @@ def test_archived_lessons_make_up_a_short_answer_only_when_the_policy_reaches_th
     (tmp_path / "r").mkdir()
     git(tmp_path / "r", "init", "-q")
     store = Store(tmp_path / "r")
+    store.create()
     docs = []
     for n in range(2):
         doc = make_lesson(slug="s", task=f"t{n}", fail_class="seat-crashed", message=f"crash {n}", files=["src/a.py"],

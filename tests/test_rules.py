@@ -49,7 +49,7 @@ def put_rules(store: Store, domain: str, kind: str, text: str) -> None:
 @pytest.fixture
 def store(repo: Path) -> Store:
     s = Store(repo)
-    s.ensure()
+    s.create()
     return s
 
 

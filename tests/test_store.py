@@ -117,7 +117,7 @@ def test_undo_reverts_exactly_one_write(repo: Path) -> None:
 
 def test_undo_refuses_a_commit_outside_the_store(repo: Path) -> None:
     store = Store(repo)
-    store.ensure()
+    store.create()
     with pytest.raises(NotFound):
         store.undo(git(repo, "rev-parse", "HEAD").strip())
 
@@ -151,14 +151,15 @@ def test_merge_of_two_diverged_stores_keeps_every_record_of_both(repo: Path) -> 
 
 def test_merge_is_the_same_in_either_order_when_both_sides_wrote_one_path(repo: Path) -> None:
     store = Store(repo)
-    store.ensure()
+    store.create()
     fork = store.tip()
     one = Store(repo, "refs/failres/one")
     two = Store(repo, "refs/failres/two")
     one.repo.create_reference("refs/failres/one", fork)
     two.repo.create_reference("refs/failres/two", fork)
-    one.commit(Change({"facts/x.json": b'{"v": 1}\n', "a/1.json": b"{}\n"}), "failres: one")
-    two.commit(Change({"facts/x.json": b'{"v": 2}\n', "a/2.json": b"{}\n"}), "failres: two")
+    fact, one_only, two_only = (f"facts/aa/bb/aabb{n:012d}.json" for n in range(3))
+    one.commit(Change({fact: b'{"v": 1}\n', one_only: b"{}\n"}), "failres: one")
+    two.commit(Change({fact: b'{"v": 2}\n', two_only: b"{}\n"}), "failres: two")
     a = Store(repo, "refs/failres/a")
     b = Store(repo, "refs/failres/b")
     a.repo.create_reference("refs/failres/a", one.tip())
@@ -170,14 +171,15 @@ def test_merge_is_the_same_in_either_order_when_both_sides_wrote_one_path(repo: 
 
 def test_merge_keeps_an_archive_move_from_the_other_side(repo: Path) -> None:
     store = Store(repo)
-    store.commit(Change({"lessons/x.json": b"{}\n", "lessons/y.json": b"{}\n"}), "failres: two records")
+    x, y, z = (f"lessons/ab/cd/abcd{n:012d}.json" for n in range(3))
+    store.commit(Change({x: b"{}\n", y: b"{}\n"}), "failres: two records")
     other = Store(repo, "refs/failres/other")
     other.repo.create_reference("refs/failres/other", store.tip())
-    other.commit(Change({"archive/lessons/x.json": b"{}\n"}, frozenset({"lessons/x.json"})), "failres: archive x")
-    store.commit(Change({"lessons/z.json": b"{}\n"}), "failres: z")
+    other.commit(Change({f"archive/{x}": b"{}\n"}, frozenset({x})), "failres: archive x")
+    store.commit(Change({z: b"{}\n"}), "failres: z")
     store.merge(other.tip())
     files = {path for path, _ in store.walk()}
-    assert files == {"archive/lessons/x.json", "lessons/y.json", "lessons/z.json"}
+    assert files == {f"archive/{x}", y, z}
 
 
 def test_a_prefix_resolves_to_one_record_id(repo: Path) -> None:
@@ -226,7 +228,7 @@ WRITER = textwrap.dedent(
 def test_eight_processes_writing_at_once_all_land(repo: Path, tmp_path: Path) -> None:
     script = tmp_path / "writer.py"
     script.write_text(WRITER.format(root=str(ROOT)))
-    Store(repo).ensure()
+    Store(repo).create()
     procs = [subprocess.Popen([sys.executable, str(script), str(repo), "200", str(w)]) for w in range(8)]
     assert [p.wait(timeout=600) for p in procs] == [0] * 8
     records = read_collection(Store(repo), "lessons").records
@@ -240,7 +242,7 @@ def test_a_writer_killed_at_random_instants_never_breaks_the_store(repo: Path, t
     script = tmp_path / "writer.py"
     script.write_text(WRITER.format(root=str(ROOT)))
     store = Store(repo)
-    store.ensure()
+    store.create()
     rng = random.Random(1234)
     acknowledged = 0
     for round_no in range(50):

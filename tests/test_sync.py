@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, git, run_failres
-from failres.sync import BACKOFF_CAP, backoff_seconds, default_remote, missing_snapshots, tracking_ref
+from failres.sync import (
+    BACKOFF_CAP,
+    backoff_seconds,
+    clashing_snapshots,
+    default_remote,
+    missing_snapshots,
+    tracking_ref,
+)
 from lessons.lesson import lesson_put, make_lesson, stamp_put
 from lessons.records import change_of, read_collection, read_record
 from lessons.settle import orphan_moves
@@ -50,6 +57,7 @@ def lesson(n: int, **extra: object) -> dict:
 
 def write_lessons(clone: Path, count: int, start: int = 0) -> list[dict]:
     store = Store(clone)
+    store.create()  # as `git failres init` does; a no-op where the store exists
     docs = [lesson(start + n) for n in range(count)]
     for doc in docs:
         store.commit(change_of([lesson_put(doc)]), f"failres: lesson {doc['task']}")
@@ -138,8 +146,10 @@ def test_the_human_report_says_what_happened(cli, network) -> None:
     assert result.out.splitlines()[1].startswith("pushed ")
 
 
-def test_snapshot_refs_travel_both_ways(cli, network) -> None:
+def test_snapshot_refs_travel_both_ways_where_configured(cli, network) -> None:
     bare, a, b = network
+    for clone in (a, b):
+        (clone / ".failres.toml").write_text("[sync]\nsnapshots = true\n")
     head = git(a, "rev-parse", "HEAD").strip()
     git(a, "update-ref", "refs/failres/snapshots/s/t1/aaaa000000000000", head)
     write_lessons(a, 1)
@@ -232,9 +242,10 @@ def test_backoff_grows_and_stays_bounded() -> None:
     assert backoff_seconds(5, 0.0) == 0.0
 
 
-def test_only_snapshots_the_remote_lacks_are_pushed() -> None:
-    local = {"s/t/a": "1", "s/t/b": "2"}
-    assert missing_snapshots(local, {"s/t/a": "1"}) == ["s/t/b"]  # type: ignore[arg-type]
+def test_only_snapshots_the_remote_lacks_are_pushed_and_a_name_held_by_both_is_left_alone() -> None:
+    local = {"s/t/a": "1", "s/t/b": "2", "s/t/c": "3"}
+    assert missing_snapshots(local, {"s/t/a": "1", "s/t/c": "9"}) == ["s/t/b"]  # type: ignore[arg-type]
+    assert clashing_snapshots(local, {"s/t/a": "1", "s/t/c": "9"}) == ["s/t/c"]  # type: ignore[arg-type]
 
 
 # ---- the merge rules, in either order ----
@@ -243,7 +254,7 @@ def test_only_snapshots_the_remote_lacks_are_pushed() -> None:
 def forked(repo: Path, *names: str) -> list[Store]:
     """Stores on refs that all start at the current tip of the main store ref."""
     base = Store(repo)
-    base.ensure()
+    base.create()
     stores = []
     for name in names:
         base.repo.references.create(f"refs/failres/{name}", base.tip())
@@ -352,6 +363,7 @@ WRITER = textwrap.dedent(
     from lessons.store import Store
 
     store = Store(sys.argv[1])
+    store.create()
     for n in range(int(sys.argv[2])):
         doc = make_lesson(slug="load", task=sys.argv[3], fail_class="unknown", message=f"{{n}}",
                           files=["src/a.py"], int_head="0" * 40, snapshot=None)

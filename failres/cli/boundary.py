@@ -8,6 +8,7 @@ under the repository's git dir, and the person is told where: exit 3.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 import traceback
@@ -16,11 +17,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from failres.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, FailresError, exit_code_for
+from failres.inert import inert
 from lessons.errors import LessonsError
 
 
 def _one_line(text: str) -> str:
-    return " ".join(str(text).split()) or "failed"
+    # Messages quote what the person or a seat wrote (a key, a path, a record), so
+    # they are made inert: an escape sequence in a file name must not reach the terminal.
+    return inert(" ".join(str(text).split())) or "failed"
 
 
 def log_dir() -> Path:
@@ -89,7 +93,9 @@ def run_guarded(invoke: Callable[[Sequence[str] | None], object], argv: Sequence
     except usage_errors as usage:
         show = getattr(usage, "show", None)
         if show is not None:
-            show(file=err)
+            shown = io.StringIO()
+            show(file=shown)
+            err.write(inert(shown.getvalue(), multiline=True))
         else:
             err.write(f"error: {_one_line(str(usage))}\n")
         return EXIT_BAD_INPUT

@@ -7,7 +7,7 @@ import json
 import typer
 
 from failres.cli import app
-from failres.cli.common import console, emit_json, err_console, open_context
+from failres.cli.common import cell, console, emit_json, err_console, open_context
 from failres.errors import EXIT_NOT_GREEN
 
 decisions_app = typer.Typer(help="Decision requests and their answers.", invoke_without_command=True)
@@ -47,7 +47,6 @@ def decisions(
         console().print("no open decisions" if open_only else "no decisions")
         return
     from rich.table import Table
-    from rich.text import Text
 
     table = Table(title="decisions")
     for column in ("id", "task", "status", "files", "requests", "answer"):
@@ -58,8 +57,8 @@ def decisions(
         proposal = d.get("proposal")
         if d["answer"] is None and isinstance(proposal, dict):
             answer = f"proposed by {proposal.get('by')}: {json.dumps(proposal.get('answer'), ensure_ascii=False)}"
-        # Text cells: requests and answers are data; "[...]" in them must not be read as markup.
-        table.add_row(*map(Text, (str(d["id"])[:8], f"{d['slug']}/{d['task']}", str(d["status"]),
+        # Requests, answers and proposals are data: "[...]" and escape sequences in them print as written.
+        table.add_row(*map(cell, (str(d["id"])[:8], f"{d['slug']}/{d['task']}", str(d["status"]),
                                   ", ".join(d["files"]), requests, answer)))
     console().print(table)
 

@@ -14,11 +14,14 @@ app.add_typer(hooks_app, name="hooks")
 def _render(report, json_out: bool) -> None:
     if json_out:
         emit_json({"hooksDir": str(report.place.path), "coreHooksPath": report.place.configured,
+                   "portable": report.portable, "notes": list(report.notes),
                    "hooks": [{"hook": a.hook, "action": a.action, "path": str(a.path)} for a in report.actions]})
         return
     out = console()
     for action in report.actions:
         out.print(f"{action.hook}: {action.action} ({action.path})", markup=False)
+    for note in report.notes:
+        out.print(f"note: {note}", markup=False)
 
 
 @hooks_app.command()

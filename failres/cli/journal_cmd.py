@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from failres.cli import app
-from failres.cli.common import console, emit_json, err_console, open_context
+from failres.cli.common import cell, console, emit_json, err_console, open_context
 from failres.journal import read_journal
 
 _SUMMARY_SKIP = {"id", "ts", "slug", "task", "type", "seq", "definition", "bindings", "scopeKey", "bindingsKey"}
@@ -46,8 +46,8 @@ def journal(
     for column in ("time", "task", "event", "details"):
         table.add_column(column, overflow="fold")
     for event in events:
-        table.add_row(str(event.get("ts", ""))[:19].replace("T", " "), str(event.get("task", "")),
-                      str(event.get("type", "")), summarise(event))
+        table.add_row(*map(cell, (str(event.get("ts", ""))[:19].replace("T", " "), str(event.get("task", "")),
+                                  str(event.get("type", "")), summarise(event))))
     if not events:
         console().print(f"no events for {slug}")
         return

@@ -9,6 +9,7 @@ import typer
 from failres.cli import app
 from failres.cli.common import console, emit_json, open_context
 from failres.cli.policy_cmds import current_policy
+from failres.inert import inert
 from lessons.redact import redact_value
 
 proposals_app = typer.Typer(help="Rule proposals: review, accept or reject what learning proposes.",
@@ -21,7 +22,7 @@ app.add_typer(rules_app, name="rules")
 
 def _warn(text: str) -> None:
     # One line whatever the terminal width: a script may grep for it.
-    typer.echo(f"warning: {text}", err=True)
+    typer.echo(f"warning: {inert(text)}", err=True)
 
 
 @app.command()

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from failres.cli import app
-from failres.cli.common import console, emit_json, open_context
+from failres.cli.common import cell, console, echo_text, emit_json, open_context
 from failres.errors import UsageError
 
 lessons_app = typer.Typer(help="Read lessons (what each quarantine taught) and import them.", no_args_is_help=True)
@@ -20,15 +20,14 @@ def _when(ts: object) -> str:
 
 def _table(lessons: list[dict], title: str):
     from rich.table import Table
-    from rich.text import Text
 
     table = Table(title=title)
     for column in ("id", "when", "task", "class", "resolved by", "signature"):
         table.add_column(column, overflow="fold")
     for lesson in lessons:
         resolved = lesson.get("resolved_by")
-        # Text cells: lesson text is data, and "[...]" in it must print as written, not as markup.
-        table.add_row(*map(Text, (str(lesson.get("id", ""))[:8], _when(lesson.get("ts")),
+        # Lesson text is data: "[...]" and escape sequences in it print as written, never obeyed.
+        table.add_row(*map(cell, (str(lesson.get("id", ""))[:8], _when(lesson.get("ts")),
                                   f"{lesson.get('slug')}/{lesson.get('task')}", str(lesson.get("failClass", "")),
                                   ", ".join(resolved) if isinstance(resolved, list) else "(unresolved)",
                                   str(lesson.get("signature", "")))))
@@ -85,7 +84,7 @@ def show(
         if not json_out and not diff:
             console().print(f"wrote {bundle} ({ref})", markup=False)
     if diff:
-        typer.echo(snapshot_diff(ctx.top, lesson), nl=False)
+        echo_text(snapshot_diff(ctx.top, lesson))
         return
     if json_out:
         emit_json(lesson)

@@ -8,6 +8,7 @@ import typer
 
 from failres.cli import app
 from failres.cli.common import emit_json, open_context
+from failres.inert import inert
 
 
 @app.command()
@@ -26,10 +27,10 @@ def logs(
     run = select_run(ctx.git_dir, slug, task, run_index)
     if follow:
         for chunk in follow_run(ctx.git_dir, slug, task, run):
-            sys.stdout.write(chunk)
+            sys.stdout.write(inert(chunk, multiline=True))  # a seat's live output: shown, never obeyed
             sys.stdout.flush()
         return
     if json_out:
         emit_json(run_document(run, attempt))
         return
-    sys.stdout.write(render_run(run, attempt))
+    sys.stdout.write(inert(render_run(run, attempt), multiline=True))

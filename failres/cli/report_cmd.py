@@ -8,6 +8,25 @@ import typer
 
 from failres.cli import app
 from failres.cli.common import console, emit_json, err_console, open_context
+from failres.errors import UsageError
+
+
+def write_page(path: Path, page: str) -> None:
+    """Write the page whole (through a temporary file beside it) or not at all; UsageError saying why."""
+    if path.is_dir():
+        msg = f"--html {path}: is a directory"
+        raise UsageError(msg, hint="name a file, e.g. --html report.html")
+    if not path.parent.is_dir():
+        msg = f"--html {path}: the directory {path.parent} does not exist"
+        raise UsageError(msg, hint="create it first, or name a file in an existing directory")
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(page, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as error:
+        tmp.unlink(missing_ok=True)
+        msg = f"--html {path}: cannot write it ({error.strerror})"
+        raise UsageError(msg) from None
 
 
 def _percent(rate: float | None) -> str:
@@ -29,9 +48,7 @@ def report(
     if html is not None:
         from failres.report_html import render_html
 
-        tmp = html.with_name(html.name + ".tmp")
-        tmp.write_text(render_html(data), encoding="utf-8")
-        tmp.replace(html)
+        write_page(html, render_html(data))
     if json_out:
         emit_json(data)
         return

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from failres.cli import app
-from failres.cli.common import console, emit_json, open_context
+from failres.cli.common import cell, console, echo_text, emit_json, open_context
 from failres.errors import EXIT_NOT_GREEN
 
 
@@ -78,8 +78,8 @@ def status(
     for column in ("slug", "task", "state", "quarantines", "last failure", "updated"):
         table.add_column(column, overflow="fold")
     for row in rows:
-        table.add_row(row["slug"], row["task"], row["state"], str(row["quarantines"]), row["lastFailClass"] or "",
-                      (row["updated"] or "")[:19].replace("T", " "))
+        table.add_row(*map(cell, (row["slug"], row["task"], row["state"], str(row["quarantines"]),
+                                  row["lastFailClass"] or "", (row["updated"] or "")[:19].replace("T", " "))))
     console().print(table)
 
 
@@ -94,4 +94,4 @@ def prompt(
     from failres.engine.run import prompt_now
 
     ctx = open_context()
-    typer.echo(prompt_now(ctx, slug, task, mode, plan), nl=False)
+    echo_text(prompt_now(ctx, slug, task, mode, plan))

@@ -14,6 +14,8 @@ def init(
     no_hooks: bool = typer.Option(False, "--no-hooks", help="Do not install the merge hooks."),
     agent: str = typer.Option(None, "--agent", metavar="claude|codex|aider|script",
                               help="Also write a working gate, binding and seats for this agent."),
+    new_store: bool = typer.Option(False, "--new-store",
+                                   help="Start an empty store even though an earlier one was deleted."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Write .failres.toml, create the store ref, install the hooks."""
@@ -21,7 +23,7 @@ def init(
 
     check_agent(agent)  # before anything is opened or written
     ctx = open_context()
-    result = init_repository(ctx.top, force=force, hooks=not no_hooks, agent=agent)
+    result = init_repository(ctx.top, force=force, hooks=not no_hooks, agent=agent, new_store=new_store)
     document = {
         "config": str(result.config_path),
         "wroteConfig": result.wrote_config,
@@ -45,6 +47,8 @@ def init(
     if result.hooks is not None:
         actions = ", ".join(f"{a.hook} {a.action}" for a in result.hooks.actions)
         out.print(f"hooks in {result.hooks.place.path}: {actions}", markup=False)
+        for note in result.hooks.notes:
+            out.print(f"note: {note}", markup=False)
     elif result.hooks_problem:
         out.print(f"hooks not installed: {result.hooks_problem}", markup=False)
     out.print(f"read it with: git log -p {result.store_ref}")

@@ -55,7 +55,7 @@ def sync(
     policy = current_policy(ctx)  # a bad policy is refused before anything is fetched or written
     if remote is None:
         remote = default_remote(config.integration.remote, upstream_remote(ctx.repo, config.integration.branch))
-    result = sync_store(ctx.top, config.store.ref, remote)
+    result = sync_store(ctx.top, config.store.ref, remote, snapshots=config.sync.snapshots)
     # A merge joins two stores' records: settle what it filled (the next sync carries the moves).
     reclaim_full_stores(ctx.store, policy)
     if json_out:

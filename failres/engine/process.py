@@ -26,6 +26,7 @@ from signal import SIGKILL, SIGTERM
 from typing import BinaryIO
 
 from failres.engine import reaper
+from lessons.redact import without_cut_word
 
 # Exit code a shell reports for a command it cannot run; callers and people already read
 # 127 as "no such program", so a seat we could not start looks the same.
@@ -69,11 +70,13 @@ class ProcessResult:
         """The kept output as printable text: safe for a terminal and for a JSON record."""
         if not self.truncated:
             return printable_text(self.head + self.tail)
-        head = printable_text(self.head)
+        # The cut went through whatever word it met; what is left of a token could be a
+        # secret too short to be recognised, so the cut word goes on either side.
+        head = without_cut_word(printable_text(self.head), cut_at="end")
         if head and not head.endswith("\n"):
             head += "\n"
         marker = f"[... {self.omitted_bytes} bytes omitted ...]\n"
-        return head + marker + printable_text(self.tail)
+        return head + marker + without_cut_word(printable_text(self.tail), cut_at="start")
 
 
 def printable_text(data: bytes) -> str:

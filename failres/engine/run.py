@@ -56,7 +56,7 @@ def run_plan_file(engine: Engine, plan_path: Path, *, task_ids=(), patch: Path |
 
 
 def require_store(store: Store) -> None:
-    store.ensure()
+    store.require()  # only `git failres init` creates a store; a missing one says how to restore it
 
 
 def run_plan(engine: Engine, plan: Plan, *, task_ids: Sequence[str] = (), patch: Path | None = None,

@@ -19,6 +19,7 @@ from failres.engine.process import ProcessResult, run_process
 from failres.engine.taxonomy import ScopeRequest, parse_scope_requests
 from failres.gitops.git import REPOSITORY_LOCATING_VARIABLES
 from failres.placeholders import render_command, render_value
+from lessons.redact import redacted_head
 
 PROBE_TIMEOUT_SECONDS = 60.0
 # How much of a dispatch's output a follower (`logs --follow`) can read while it runs.
@@ -130,7 +131,7 @@ def probe_binding(binding: BindingConfig, cwd: Path, env: Mapping[str, str]) -> 
         if result.exit_code == 0:
             return True, "health command exited 0"
         detail = "timed out" if result.timed_out else f"exited {result.exit_code}"
-        return False, f"health command {detail}: {result.text.strip()[:200]}"
+        return False, f"health command {detail}: {redacted_head(result.text.strip(), 200)}"
     program = binding.command[0] if binding.command else ""
     if "{" in program:
         return False, "the binding's program is a placeholder; configure a health command"
