@@ -48,13 +48,43 @@ def emit_json(document: object) -> None:
     sys.stdout.write(json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
+def stdout_is_terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):  # a replaced or closed stdout is no terminal
+        return False
+
+
+def terminal_width() -> int | None:
+    """The width output may be wrapped to, or None when stdout is not a terminal.
+
+    Piped or redirected output is never wrapped: a line cut at column 80 breaks
+    `grep`, `cut` and copy-paste, and splits identifiers in the middle.
+    """
+    if not stdout_is_terminal():
+        return None
+    import shutil
+
+    return max(shutil.get_terminal_size().columns, 40)
+
+
 def console():
+    """Where people-facing output goes. On a terminal rich wraps prose at word boundaries;
+    anywhere else nothing is wrapped and no colour is written."""
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=False)
+    if stdout_is_terminal():
+        return Console(highlight=False, soft_wrap=False)
+    return Console(highlight=False, soft_wrap=True, no_color=True, width=_UNWRAPPED)
 
 
 def err_console():
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False)
+    if sys.stderr.isatty():
+        return Console(stderr=True, highlight=False)
+    return Console(stderr=True, highlight=False, soft_wrap=True, no_color=True, width=_UNWRAPPED)
+
+
+# What rich is told the width of a pipe is: wide enough that it never wraps a line.
+_UNWRAPPED = 100_000

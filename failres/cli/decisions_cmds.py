@@ -7,11 +7,13 @@ import json
 import typer
 
 from failres.cli import app
+from failres.clidoc.model import LOOP
 from failres.cli.common import console, emit_json, err_console, open_context
 from failres.errors import EXIT_NOT_GREEN
 
-decisions_app = typer.Typer(help="Decision requests and their answers.", invoke_without_command=True)
-app.add_typer(decisions_app, name="decisions")
+decisions_app = typer.Typer(help="Decision requests and their answers.", invoke_without_command=True,
+                            epilog="git failres decisions --open")
+app.add_typer(decisions_app, name="decisions", rich_help_panel=LOOP)
 
 
 def _who(store) -> str:
@@ -64,7 +66,7 @@ def decisions(
     console().print(table)
 
 
-@decisions_app.command()
+@decisions_app.command(epilog="git failres decisions propose 3f9a2b")
 def propose(
     decision_id: str = typer.Argument(..., metavar="ID", help="The decision's id (a unique prefix will do)."),
     json_out: bool = typer.Option(False, "--json", help="Print the outcome as JSON."),
@@ -94,7 +96,7 @@ def propose(
         raise typer.Exit(EXIT_NOT_GREEN)
 
 
-@app.command()
+@app.command(rich_help_panel=LOOP, epilog="git failres decide 3f9a2b --scope-files src/util/dates.py")
 def decide(
     decision_id: str = typer.Argument(..., metavar="ID", help="The decision's id (a unique prefix will do)."),
     paths: list[str] = typer.Argument(None, metavar="[PATH...]", help="With --scope-files: the paths to allow."),

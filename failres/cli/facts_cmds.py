@@ -5,15 +5,17 @@ from __future__ import annotations
 import typer
 
 from failres.cli import app
+from failres.clidoc.model import KNOWLEDGE
 from failres.cli.common import console, emit_json, open_context
 from failres.cli.policy_cmds import current_policy
 from lessons.facts import DEFAULT_CONFIDENCE, DEFAULT_SOURCE, fact_timeline, list_facts, set_fact
 
-facts_app = typer.Typer(no_args_is_help=True, help="Project facts that ride in prompts.")
-app.add_typer(facts_app, name="facts")
+facts_app = typer.Typer(no_args_is_help=True, help="Project facts that ride in prompts.",
+                        epilog="git failres facts list --category judge")
+app.add_typer(facts_app, name="facts", rich_help_panel=KNOWLEDGE)
 
 
-@facts_app.command("set")
+@facts_app.command("set", epilog='git failres facts set judge command "bash lib/gates.sh gate0"')
 def set_command(
     category: str = typer.Argument(..., help="The fact's category, e.g. judge."),
     key: str = typer.Argument(..., help="The fact's key within its category, e.g. command."),
@@ -48,7 +50,7 @@ def set_command(
                   "(git failres restore --store facts)", markup=False)
 
 
-@facts_app.command("list")
+@facts_app.command("list", epilog="git failres facts list --category judge")
 def list_command(
     category: str = typer.Option(None, "--category", help="Only this category."),
     json_out: bool = typer.Option(False, "--json", help="Print the facts as a JSON array."),
@@ -74,7 +76,7 @@ def list_command(
     console().print(table)
 
 
-@facts_app.command("timeline")
+@facts_app.command("timeline", epilog="git failres facts timeline judge command")
 def timeline_command(
     category: str = typer.Argument(..., help="The fact's category."),
     key: str = typer.Argument(..., help="The fact's key."),

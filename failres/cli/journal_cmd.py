@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from failres.cli import app
+from failres.clidoc.model import LOOP
 from failres.cli.common import console, emit_json, err_console, open_context
 from failres.journal import read_journal
 
@@ -25,7 +26,7 @@ def summarise(event: dict) -> str:
     return "  ".join(parts)
 
 
-@app.command()
+@app.command(rich_help_panel=LOOP, epilog="git failres journal release-readiness --task t1")
 def journal(
     slug: str = typer.Argument(..., help="The plan's slug."),
     task: str = typer.Option(None, "--task", help="Only this task's events."),

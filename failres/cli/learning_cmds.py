@@ -7,16 +7,17 @@ from pathlib import Path
 import typer
 
 from failres.cli import app
+from failres.clidoc.model import KNOWLEDGE
 from failres.cli.common import console, emit_json, open_context
 from failres.cli.policy_cmds import current_policy
 from lessons.redact import redact_value
 
 proposals_app = typer.Typer(help="Rule proposals: review, accept or reject what learning proposes.",
-                            no_args_is_help=True)
+                            no_args_is_help=True, epilog="git failres proposals list --status pending")
 rules_app = typer.Typer(help="The rules in force, with each learned rule's measured tally.",
-                        invoke_without_command=True)
-app.add_typer(proposals_app, name="proposals")
-app.add_typer(rules_app, name="rules")
+                        invoke_without_command=True, epilog="git failres rules --domain behavior")
+app.add_typer(proposals_app, name="proposals", rich_help_panel=KNOWLEDGE)
+app.add_typer(rules_app, name="rules", rich_help_panel=KNOWLEDGE)
 
 
 def _warn(text: str) -> None:
@@ -24,7 +25,7 @@ def _warn(text: str) -> None:
     typer.echo(f"warning: {text}", err=True)
 
 
-@app.command()
+@app.command(rich_help_panel=KNOWLEDGE, epilog="git failres reflect ~/.claude/projects/my-repo")
 def reflect(
     paths: list[Path] = typer.Argument(None, help="Transcript files or directories (default: learning.transcripts, "
                                                   "else Claude Code's folder for this repository)."),
@@ -55,7 +56,7 @@ def reflect(
         out.print("next: git failres learn   (only clean reflections can become rules)", markup=False)
 
 
-@app.command()
+@app.command(rich_help_panel=KNOWLEDGE, epilog="git failres learn --domain behavior")
 def learn(
     domain: str = typer.Option(None, "--domain", help="Learn this domain only (e.g. behavior, code)."),
     json_out: bool = typer.Option(False, "--json", help="Print what was proposed, as a JSON array."),
@@ -86,7 +87,7 @@ def learn(
             out.print(f"  review: git failres proposals show {p.id}", markup=False)
 
 
-@proposals_app.command("list")
+@proposals_app.command("list", epilog="git failres proposals list --status pending")
 def proposals_list(
     status: str = typer.Option(None, "--status", help="Only pending, accepted, rejected or rejected_by_gate."),
     limit: int = typer.Option(None, "--limit", min=1, help="At most this many, the newest (default: policy "
@@ -121,7 +122,7 @@ def proposals_list(
     console().print(table)
 
 
-@proposals_app.command("show")
+@proposals_app.command("show", epilog="git failres proposals show 7c1e0a")
 def proposals_show(
     proposal_id: str = typer.Argument(..., metavar="ID", help="The proposal id (or a unique prefix)."),
     json_out: bool = typer.Option(False, "--json", help="Print the proposal as JSON."),
@@ -149,7 +150,7 @@ def proposals_show(
     out.print(doc["preview"] or "(empty: no rules would ride in prompts)", markup=False)
 
 
-@proposals_app.command("accept")
+@proposals_app.command("accept", epilog="git failres proposals accept 7c1e0a")
 def proposals_accept(
     proposal_id: str = typer.Argument(..., metavar="ID", help="The proposal id (or a unique prefix)."),
     only: list[str] = typer.Option(None, "--only", metavar="RULE",
@@ -172,7 +173,7 @@ def proposals_accept(
                     f"undo: git failres undo {commit[:12]}", markup=False)
 
 
-@proposals_app.command("reject")
+@proposals_app.command("reject", epilog='git failres proposals reject 7c1e0a --reason "too broad"')
 def proposals_reject(
     proposal_id: str = typer.Argument(..., metavar="ID", help="The proposal id (or a unique prefix)."),
     reason: str = typer.Option(..., "--reason", help="Why: recorded with the proposal."),
@@ -237,7 +238,7 @@ def rules(
     out.print(table)
 
 
-@rules_app.command("retire")
+@rules_app.command("retire", epilog='git failres rules retire r-3f9a --reason "no longer true"')
 def rules_retire(
     rule_id: str = typer.Argument(..., metavar="RULE_ID", help="The learned rule's id (see `git failres rules`)."),
     reason: str = typer.Option(..., "--reason", help="Why it should stop riding in prompts."),

@@ -7,11 +7,13 @@ from pathlib import Path
 import typer
 
 from failres.cli import app
+from failres.clidoc.model import LESSONS
 from failres.cli.common import console, emit_json, open_context
 from failres.errors import UsageError
 
-lessons_app = typer.Typer(help="Read lessons (what each quarantine taught) and import them.", no_args_is_help=True)
-app.add_typer(lessons_app, name="lessons")
+lessons_app = typer.Typer(help="Read lessons (what each quarantine taught) and import them.", no_args_is_help=True,
+                          epilog="git failres lessons list --unresolved")
+app.add_typer(lessons_app, name="lessons", rich_help_panel=LESSONS)
 
 
 def _when(ts: object) -> str:
@@ -42,7 +44,7 @@ def _limit(value: int | None) -> int | None:
     return value
 
 
-@lessons_app.command("list")
+@lessons_app.command("list", epilog="git failres lessons list --unresolved")
 def list_(
     slug: str = typer.Option(None, "--slug", help="Only this plan's lessons."),
     task: str = typer.Option(None, "--task", help="Only this task's lessons."),
@@ -68,7 +70,7 @@ def list_(
     console().print(_table(found, "lessons"))
 
 
-@lessons_app.command()
+@lessons_app.command(epilog="git failres lessons show 3f9a2b --diff")
 def show(
     lesson_id: str = typer.Argument(..., metavar="ID", help="The lesson's id (a unique prefix will do)."),
     diff: bool = typer.Option(False, "--diff", help="Print its snapshot's diff against its integration head."),
@@ -100,7 +102,7 @@ def show(
         out.print(f"{key}: {value}", markup=False)
 
 
-@lessons_app.command()
+@lessons_app.command(epilog="git failres lessons relevant --fail-class gate-not-green-after-fixer")
 def relevant(
     fail_class: str = typer.Option(..., "--fail-class", help="The failure class at hand."),
     limit: int = typer.Option(None, "--limit", help="At most this many (default: policy lessons_per_prompt)."),
@@ -122,7 +124,7 @@ def relevant(
     console().print(_table(found, f"resolved lessons of {fail_class}"))
 
 
-@lessons_app.command("import")
+@lessons_app.command("import", epilog="git failres lessons import other-harness.jsonl")
 def import_(
     files: list[Path] = typer.Argument(..., metavar="FILE...", help="JSONL files, one lesson a line."),
     json_out: bool = typer.Option(False, "--json", help="Print what was imported as JSON."),

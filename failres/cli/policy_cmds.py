@@ -7,13 +7,14 @@ import os
 import typer
 
 from failres.cli import app
+from failres.clidoc.model import KNOWLEDGE
 from failres.cli.common import Context, console, emit_json, open_context
 from failres.config import effective_policy_of
 from failres.engine.taxonomy import UserRule, render_rung_table, rung_table
 from lessons.policy import EffectivePolicy, Policy
 
-policy_app = typer.Typer(no_args_is_help=True, help="The knowledge policy in force.")
-app.add_typer(policy_app, name="policy")
+policy_app = typer.Typer(no_args_is_help=True, help="The knowledge policy in force.", epilog="git failres policy show")
+app.add_typer(policy_app, name="policy", rich_help_panel=KNOWLEDGE)
 
 
 def policy_in_force(ctx: Context) -> EffectivePolicy:
@@ -38,7 +39,7 @@ def _shown(value: object) -> str:
     return str(value)
 
 
-@policy_app.command("show")
+@policy_app.command("show", epilog="git failres policy show --json")
 def show(json_out: bool = typer.Option(False, "--json", help="Print the policy and the rung table as JSON.")) -> None:
     """The effective policy, where each value came from (default, file, env), and the rung table."""
     document = policy_document(open_context())
@@ -64,7 +65,7 @@ def show(json_out: bool = typer.Option(False, "--json", help="Print the policy a
     out.print(rungs)
 
 
-@policy_app.command("validate")
+@policy_app.command("validate", epilog="FAILRES_POLICY_MAX_LESSONS=100 git failres policy validate")
 def validate(json_out: bool = typer.Option(False, "--json", help="Print the verdict as JSON.")) -> None:
     """Check the configuration and FAILRES_POLICY_* overrides; exit 2 naming the first bad key."""
     ctx = open_context()

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from failres.cli import app
+from failres.clidoc.model import LESSONS
 from failres.cli.common import console, emit_json, err_console, open_context
 
 
@@ -14,7 +15,7 @@ def _percent(rate: float | None) -> str:
     return "—" if rate is None else f"{rate * 100:.0f}%"
 
 
-@app.command()
+@app.command(rich_help_panel=LESSONS, epilog="git failres report --html report.html")
 def report(
     json_out: bool = typer.Option(False, "--json", help="Print the report as one JSON document."),
     html: Path = typer.Option(None, "--html", help="Also write a self-contained HTML report to this file."),

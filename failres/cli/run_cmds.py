@@ -7,11 +7,12 @@ from pathlib import Path
 import typer
 
 from failres.cli import app
+from failres.clidoc.model import LOOP
 from failres.cli.common import console, emit_json, open_context
 from failres.errors import EXIT_NOT_GREEN
 
 
-@app.command()
+@app.command(rich_help_panel=LOOP, epilog="git failres run plan.toml --task t1")
 def run(
     plan: Path = typer.Argument(..., help="The plan file (TOML)."),
     task: list[str] = typer.Option([], "--task", help="Run only this task (repeatable)."),
@@ -56,7 +57,7 @@ def run(
         raise typer.Exit(EXIT_NOT_GREEN)
 
 
-@app.command()
+@app.command(rich_help_panel=LOOP, epilog="git failres status release-readiness --json")
 def status(
     slug: str = typer.Argument(None, help="Only this plan's tasks."),
     json_out: bool = typer.Option(False, "--json", help="Print an array of {slug, task, state, ...}."),
@@ -83,11 +84,11 @@ def status(
     console().print(table)
 
 
-@app.command()
+@app.command(rich_help_panel=LOOP, epilog="git failres prompt release-readiness t1 --mode fix")
 def prompt(
     slug: str = typer.Argument(..., help="The plan's slug."),
     task: str = typer.Argument(..., help="The task id."),
-    mode: str = typer.Option("implement", "--mode", help="implement | fix"),
+    mode: str = typer.Option("implement", "--mode", metavar="implement|fix", help="Which seat's prompt."),
     plan: Path = typer.Option(None, "--plan", help="The plan file (default: found by slug in the journal)."),
 ) -> None:
     """Print the exact prompt that seat would get now."""

@@ -5,10 +5,11 @@ from __future__ import annotations
 import typer
 
 from failres.cli import app
+from failres.clidoc.model import HOUSEKEEPING, LOOP
 from failres.cli.common import console, emit_json, open_context
 
 
-@app.command()
+@app.command(rich_help_panel=LOOP, epilog="git failres init")
 def init(
     force: bool = typer.Option(False, "--force", help="Overwrite an existing .failres.toml."),
     no_hooks: bool = typer.Option(False, "--no-hooks", help="Do not install the merge hooks."),
@@ -50,7 +51,7 @@ def init(
     out.print(f"read it with: git log -p {result.store_ref}")
 
 
-@app.command()
+@app.command(rich_help_panel=HOUSEKEEPING, epilog="git failres undo 1a2b3c4")
 def undo(
     commit: str = typer.Argument(..., help="The store commit to revert (as git names it)."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
