@@ -48,22 +48,19 @@ def decisions(
     if not documents:
         console().print("no open decisions" if open_only else "no decisions")
         return
-    from rich.table import Table
-    from rich.text import Text
+    from failres.cli.tables import Column, print_table
 
-    table = Table(title="decisions")
-    for column in ("id", "task", "status", "files", "requests", "answer"):
-        table.add_column(column, overflow="fold")
+    columns = (Column("id"), Column("task"), Column("status"), Column("files"), Column("requests", wraps=True),
+               Column("answer", wraps=True))
+    rows = []
     for d in documents:
         requests = "; ".join(f"{r.get('file')}: {r.get('reason')}" for r in d["requests"])
         answer = "" if d["answer"] is None else json.dumps(d["answer"], ensure_ascii=False)
         proposal = d.get("proposal")
         if d["answer"] is None and isinstance(proposal, dict):
             answer = f"proposed by {proposal.get('by')}: {json.dumps(proposal.get('answer'), ensure_ascii=False)}"
-        # Text cells: requests and answers are data; "[...]" in them must not be read as markup.
-        table.add_row(*map(Text, (str(d["id"])[:8], f"{d['slug']}/{d['task']}", str(d["status"]),
-                                  ", ".join(d["files"]), requests, answer)))
-    console().print(table)
+        rows.append((str(d["id"])[:8], f"{d['slug']}/{d['task']}", d["status"], d["files"], requests, answer))
+    print_table(columns, rows)
 
 
 @decisions_app.command(epilog="git failres decisions propose 3f9a2b")

@@ -64,16 +64,14 @@ def list_command(
     if not rows:
         console().print("no facts recorded" + (f" in {category}" if category else ""), markup=False)
         return
-    from rich.table import Table
+    from failres.cli.tables import Column, print_table
 
-    table = Table()
-    for column in ("fact", "value", "confidence", "confirmed", "source", "since"):
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        note = " (stale)" if row["candidate"] else ""
-        table.add_row(f"{row['category']}/{row['key']}", str(row["value"]), f"{row['effective_confidence']:.2f}{note}",
-                      str(row["confirmation_count"]), str(row["source"]), str(row["valid_from"])[:10])
-    console().print(table)
+    columns = (Column("fact"), Column("confidence"), Column("confirmed", right=True), Column("source"),
+               Column("since"), Column("value", wraps=True))
+    print_table(columns, [(f"{row['category']}/{row['key']}",
+                           f"{row['effective_confidence']:.2f}" + (" (stale)" if row["candidate"] else ""),
+                           row["confirmation_count"], row["source"], str(row["valid_from"])[:10], row["value"])
+                          for row in rows])
 
 
 @facts_app.command("timeline", epilog="git failres facts timeline judge command")
@@ -85,11 +83,13 @@ def timeline_command(
     """Every version of one fact, oldest first."""
     ctx = open_context()
     versions = fact_timeline(ctx.store, category, key, current_policy(ctx))
+    if not versions:
+        from failres.errors import UsageError
+
+        msg = f"no fact {category}/{key} is recorded"
+        raise UsageError(msg, hint="git failres facts list shows the facts there are")
     if json_out:
         emit_json(versions)
-        return
-    if not versions:
-        console().print(f"no fact {category}/{key}", markup=False)
         return
     out = console()
     for version in versions:

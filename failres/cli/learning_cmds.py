@@ -110,16 +110,13 @@ def proposals_list(
     if not docs:
         console().print("no proposals", markup=False)
         return
-    from rich.table import Table
+    from failres.cli.tables import Column, print_table
 
-    table = Table()
-    for column in ("id", "domain", "status", "mode", "changes", "created", "evidence"):
-        table.add_column(column, overflow="fold")
-    for d in docs:
-        state = d["status"] + (" (stale)" if d["stale"] else "")
-        table.add_row(d["id"], d["domain"], state, d["mode"], str(len(d["changes"])),
-                      str(d["created_at"])[:19].replace("T", " "), d["evidence"])
-    console().print(table)
+    columns = (Column("id"), Column("domain"), Column("status"), Column("mode"), Column("changes", right=True),
+               Column("created"), Column("evidence", wraps=True))
+    print_table(columns, [(d["id"], d["domain"], d["status"] + (" (stale)" if d["stale"] else ""), d["mode"],
+                           len(d["changes"]), str(d["created_at"])[:19].replace("T", " "), d["evidence"])
+                          for d in docs])
 
 
 @proposals_app.command("show", epilog="git failres proposals show 7c1e0a")
@@ -223,19 +220,19 @@ def rules(
     learned = [(d["domain"], r) for d in view["domains"] for r in d["learned"]]
     if not learned:
         return
-    from rich.table import Table
+    from failres.cli.tables import Column, print_table
 
-    table = Table(title="learned rules")
-    for column in ("domain", "id", "state", "evidence", "seen", "committed", "quarantined", "text"):
-        table.add_column(column, overflow="fold")
+    rows = []
     for name, rule in learned:
         tally = rule["tally"] or {}
         state = "active" if rule["in_prompts"] else "over budget" if rule["active"] else (
             "retired" if rule.get("retired_at") else "disabled")
-        table.add_row(name, rule.get("id", ""), state, str(rule.get("based_on_count") or ""),
-                      str(tally.get("observations", 0)),
-                      str(tally.get("committed", 0)), str(tally.get("quarantined", 0)), rule["text"])
-    out.print(table)
+        rows.append((name, rule.get("id", ""), state, rule.get("based_on_count") or "", tally.get("observations", 0),
+                     tally.get("committed", 0), tally.get("quarantined", 0), rule["text"]))
+    columns = (Column("domain"), Column("id"), Column("state"), Column("evidence", right=True),
+               Column("seen", right=True), Column("committed", right=True), Column("quarantined", right=True),
+               Column("text", wraps=True))
+    print_table(columns, rows, title="learned rules")
 
 
 @rules_app.command("retire", epilog='git failres rules retire r-3f9a --reason "no longer true"')

@@ -20,21 +20,18 @@ def _when(ts: object) -> str:
     return str(ts or "")[:19].replace("T", " ")
 
 
-def _table(lessons: list[dict], title: str):
-    from rich.table import Table
-    from rich.text import Text
+def _print_lessons(lessons: list[dict]) -> None:
+    from failres.cli.tables import Column, print_table
 
-    table = Table(title=title)
-    for column in ("id", "when", "task", "class", "resolved by", "signature"):
-        table.add_column(column, overflow="fold")
+    rows = []
     for lesson in lessons:
         resolved = lesson.get("resolved_by")
-        # Text cells: lesson text is data, and "[...]" in it must print as written, not as markup.
-        table.add_row(*map(Text, (str(lesson.get("id", ""))[:8], _when(lesson.get("ts")),
-                                  f"{lesson.get('slug')}/{lesson.get('task')}", str(lesson.get("failClass", "")),
-                                  ", ".join(resolved) if isinstance(resolved, list) else "(unresolved)",
-                                  str(lesson.get("signature", "")))))
-    return table
+        rows.append((str(lesson.get("id", ""))[:8], _when(lesson.get("ts")), f"{lesson.get('slug')}/{lesson.get('task')}",
+                     lesson.get("failClass"), resolved if isinstance(resolved, list) else "(unresolved)",
+                     lesson.get("signature")))
+    columns = (Column("id"), Column("when"), Column("task"), Column("class"), Column("resolved by"),
+               Column("signature", wraps=True))
+    print_table(columns, rows)
 
 
 def _limit(value: int | None) -> int | None:
@@ -67,7 +64,7 @@ def list_(
     if not found:
         console().print("no lessons match")
         return
-    console().print(_table(found, "lessons"))
+    _print_lessons(found)
 
 
 @lessons_app.command(epilog="git failres lessons show 3f9a2b --diff")
@@ -94,12 +91,18 @@ def show(
         return
     if bundle is not None:
         return
+    from failres.cli.tables import as_text
+
     out = console()
     for key in sorted(lesson):
         value = lesson[key]
-        if isinstance(value, list):
-            value = ", ".join(str(v) for v in value)
-        out.print(f"{key}: {value}", markup=False)
+        if key == "message" and isinstance(value, str) and "\n" in value.strip():
+            # The message is the one field whose lines matter: it is printed whole, indented.
+            out.print(f"{key}:", markup=False)
+            for line in value.strip().splitlines():
+                out.print(f"  {line}", markup=False)
+            continue
+        out.print(f"{key}: {as_text(value)}", markup=False)
 
 
 @lessons_app.command(epilog="git failres lessons relevant --fail-class gate-not-green-after-fixer")
@@ -121,7 +124,7 @@ def relevant(
     if not found:
         console().print(f"no resolved lessons of {fail_class}", markup=False)
         return
-    console().print(_table(found, f"resolved lessons of {fail_class}"))
+    _print_lessons(found)
 
 
 @lessons_app.command("import", epilog="git failres lessons import other-harness.jsonl")

@@ -46,23 +46,19 @@ def show(json_out: bool = typer.Option(False, "--json", help="Print the policy a
     if json_out:
         emit_json(document)
         return
-    from rich.table import Table
+    from failres.cli.tables import Column, print_table
 
-    table = Table(title="knowledge policy")
-    for column in ("key", "value", "source", "meaning"):
-        table.add_column(column, overflow="fold")
-    for row in document["policy"]:  # type: ignore[union-attr]
-        source = row["source"] if row["source"] == "default" else f"{row['source']} ({row['from']})"
-        table.add_row(str(row["key"]), _shown(row["value"]), source, str(row["meaning"]))
-    rungs = Table(title="failure classes and their rungs")
-    for column in ("class", "rung", "action", "source", "description"):
-        rungs.add_column(column, overflow="fold")
-    for row in document["rungs"]:  # type: ignore[union-attr]
-        rungs.add_row(str(row["failClass"]), str(row["rung"]), str(row["action"]), str(row["source"]),
-                      str(row["description"]))
-    out = console()
-    out.print(table)
-    out.print(rungs)
+    print_table((Column("key"), Column("value"), Column("source"), Column("meaning", wraps=True)),
+                [(row["key"], _shown(row["value"]),
+                  row["source"] if row["source"] == "default" else f"{row['source']} ({row['from']})", row["meaning"])
+                 for row in document["policy"]],  # type: ignore[union-attr]
+                title="knowledge policy")
+    console().print("")
+    print_table((Column("class"), Column("rung", right=True), Column("action"), Column("source"),
+                 Column("description", wraps=True)),
+                [(row["failClass"], row["rung"], row["action"], row["source"], row["description"])
+                 for row in document["rungs"]],  # type: ignore[union-attr]
+                title="failure classes and their rungs")
 
 
 @policy_app.command("validate", epilog="FAILRES_POLICY_MAX_LESSONS=100 git failres policy validate")

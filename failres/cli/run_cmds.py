@@ -65,7 +65,11 @@ def status(
     """Each task's state, as the journal tells it."""
     from failres.engine.run import task_statuses
 
+    from failres.known import journal_of
+
     ctx = open_context()
+    if slug is not None:
+        journal_of(ctx.store, slug)  # an unknown slug is a typo, not an empty plan
     rows = task_statuses(ctx.store, slug)
     if json_out:
         emit_json(rows)
@@ -73,15 +77,12 @@ def status(
     if not rows:
         console().print("no tasks have run yet" + (f" for {slug}" if slug else ""))
         return
-    from rich.table import Table
+    from failres.cli.tables import Column, print_table
 
-    table = Table()
-    for column in ("slug", "task", "state", "quarantines", "last failure", "updated"):
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        table.add_row(row["slug"], row["task"], row["state"], str(row["quarantines"]), row["lastFailClass"] or "",
-                      (row["updated"] or "")[:19].replace("T", " "))
-    console().print(table)
+    columns = (Column("slug"), Column("task"), Column("state"), Column("quarantines", right=True),
+               Column("last failure"), Column("updated"))
+    print_table(columns, [(row["slug"], row["task"], row["state"], row["quarantines"], row["lastFailClass"],
+                           (row["updated"] or "")[:19].replace("T", " ")) for row in rows])
 
 
 @app.command(rich_help_panel=LOOP, epilog="git failres prompt release-readiness t1 --mode fix")
