@@ -43,9 +43,24 @@ def open_context(start: Path | None = None) -> Context:
     return Context(find_repo_top(start or Path.cwd()))
 
 
+# The version of every `--json` shape (docs/json.md). It rises when a field is removed,
+# renamed or changes meaning; a new field leaves it as it is.
+SCHEMA_VERSION = 1
+
+
+def versioned(document: object) -> object:
+    """`document` with `schemaVersion` in it: in the object itself, or in each object of an
+    array (an array's shape is fixed by the contract, so the version rides in its items)."""
+    if isinstance(document, dict):
+        return {**document, "schemaVersion": SCHEMA_VERSION}
+    if isinstance(document, list):
+        return [versioned(item) if isinstance(item, dict) else item for item in document]
+    return document
+
+
 def emit_json(document: object) -> None:
     """Exactly one JSON document on stdout, byte-identical for the same data."""
-    sys.stdout.write(json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    sys.stdout.write(json.dumps(versioned(document), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
 def stdout_is_terminal() -> bool:

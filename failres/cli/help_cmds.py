@@ -106,7 +106,7 @@ def _print_version(*, json_out: bool) -> None:
 
         import pygit2
 
-        emit_json({"schemaVersion": 1, "version": version(), "python": platform.python_version(),
+        emit_json({"version": version(), "python": platform.python_version(),
                    "pygit2": pygit2.__version__, "libgit2": pygit2.LIBGIT2_VERSION})
         return
     sys.stdout.write(f"git failres version {version()}\n")
@@ -146,7 +146,7 @@ def completion_install(
 
     result = install_completion(shell)
     if json_out:
-        emit_json({"schemaVersion": 1, "shell": result.shell, "path": str(result.path), "wrote": result.wrote})
+        emit_json({"shell": result.shell, "path": str(result.path), "wrote": result.wrote})
         return
     verb = "wrote" if result.wrote else "already up to date:"
     sys.stdout.write(f"{verb} {result.path}\n")

@@ -209,7 +209,8 @@ def rules(
               f"budget of {over['max_rules']} rules and {over['max_chars']} characters; prompts leave out "
               f"{len(over['dropped'])}: {dropped}")
     if json_out:
-        emit_json(view)
+        # The view's own fields are camelCase (docs/json.md); the rule records inside keep theirs.
+        emit_json({**{k: v for k, v in view.items() if k != "rule_ids"}, "ruleIds": view["rule_ids"]})
         return
     out = console()
     if not view["block"]:

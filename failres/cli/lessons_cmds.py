@@ -34,6 +34,24 @@ def _print_lessons(lessons: list[dict]) -> None:
     print_table(columns, rows)
 
 
+def _require_known(store, slug: str | None, task: str | None) -> None:
+    """An empty listing for a slug or task that neither a lesson nor the journal knows is a
+    typo: say so (exit 2). A known task without lessons is an empty answer (exit 0)."""
+    from failres.journal import list_slugs, read_journal
+    from lessons.retrieval import LessonFilter, list_lessons
+
+    slugs = list_slugs(store)
+    if slug and slug not in slugs and not list_lessons(store, LessonFilter(slug=slug), 1):
+        msg = f'no plan "{slug}" is known here: no task of it ran and no lesson names it'
+        raise UsageError(msg, hint="git failres status lists the plans and tasks that ran")
+    if task and not list_lessons(store, LessonFilter(slug=slug, task=task), 1):
+        ran = any(read_journal(store, name).for_task(task) for name in ([slug] if slug else slugs))
+        if not ran:
+            where = f'plan "{slug}"' if slug else "any plan"
+            msg = f'no task "{task}" of {where} is known here: it never ran and no lesson names it'
+            raise UsageError(msg, hint="git failres status lists the plans and tasks that ran")
+
+
 def _limit(value: int | None) -> int | None:
     if value is not None and value < 1:
         msg = f"--limit must be at least 1, not {value}"
@@ -58,6 +76,8 @@ def list_(
     ctx = open_context()
     which = LessonFilter(slug=slug, task=task, fail_class=fail_class, unresolved=unresolved)
     found = list_lessons(ctx.store, which, _limit(limit) or current_policy(ctx).list_limit)
+    if not found and (slug or task):
+        _require_known(ctx.store, slug, task)
     if json_out:
         emit_json([lesson_document(lesson) for lesson in found])
         return

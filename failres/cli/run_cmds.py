@@ -19,6 +19,8 @@ def run(
     patch: Path = typer.Option(None, "--patch", help="Apply this approved patch exactly; never repaired."),
     force: bool = typer.Option(False, "--force", help="With --patch: replace a committed or landed task's commit."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Check the plan against the configuration and the "
+                                                          "repository; dispatch nothing, write nothing."),
     json_out: bool = typer.Option(False, "--json", help="Print each task's outcome as JSON."),
 ) -> None:
     """Run (or resume) a plan's tasks through the loop. Exit 1 if any task is not committed.
@@ -30,6 +32,9 @@ def run(
     from failres.engine.run import engine_for, outcome_document, progress_for, run_plan_file
 
     ctx = open_context()
+    if dry_run:
+        _dry_run(ctx, plan, task, patch, json_out)
+        return
     progress = progress_for(quiet=quiet or json_out)
     engine = engine_for(ctx, progress)
     try:
@@ -55,6 +60,31 @@ def run(
             out.print(f"{o.slug}/{o.task}: {o.state}{detail}", markup=False)
     if any(o.state not in ("committed", "landed") for o in outcomes):
         raise typer.Exit(EXIT_NOT_GREEN)
+
+
+def _dry_run(ctx, plan_path: Path, task_ids: list[str], patch: Path | None, json_out: bool) -> None:
+    from failres.errors import EXIT_BAD_INPUT
+    from failres.plan import load_plan
+    from failres.plan_check import check_plan, read_repo_facts
+
+    plan = load_plan(plan_path, ctx.config)
+    checked = check_plan(plan, ctx.config, read_repo_facts(ctx.top, ctx.repo, ctx.store, ctx.config, plan),
+                         task_ids=task_ids, patch=patch is not None)
+    if json_out:
+        emit_json(checked.document())
+    else:
+        from failres.cli.tables import Column, print_table
+
+        out = console()
+        out.print(f"plan {checked.slug} ({checked.plan}): nothing was dispatched or written", markup=False)
+        print_table((Column("task"), Column("would"), Column("gate"), Column("scope"), Column("why", wraps=True)),
+                    [(t.task, t.action, t.gate, f"{len(t.files)} entr{'y' if len(t.files) == 1 else 'ies'}, "
+                      f"{t.matched} file{'' if t.matched == 1 else 's'}", t.reason) for t in checked.tasks])
+        for problem in checked.problems:
+            out.print(f"{problem.level}: {problem.subject}: {problem.message}", markup=False)
+        out.print("the plan can run" if checked.ok else "the plan cannot run as it is", markup=False)
+    if not checked.ok:
+        raise typer.Exit(EXIT_BAD_INPUT)
 
 
 @app.command(rich_help_panel=LOOP, epilog="git failres status release-readiness --json")
