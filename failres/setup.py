@@ -52,6 +52,36 @@ def check_agent(agent: str | None) -> None:
         raise UsageError(msg, hint="choose one of: " + ", ".join(AGENTS))
 
 
+_EXAMPLE_BRANCH = '# branch = "main"'
+
+
+def full_config(branch: str) -> str:
+    """`init --full`: the example that documents every key, with the detected branch set.
+
+    The example ships inside the package (failres/data), so an installed failres can write
+    it; a repository never depends on a file of failres's own source tree.
+    """
+    example = files("failres").joinpath("data/failres.toml.example").read_text(encoding="utf-8")
+    if _EXAMPLE_BRANCH not in example:
+        msg = "the packaged example has no integration branch line"
+        raise RuntimeError(msg)
+    return example.replace(_EXAMPLE_BRANCH, f'branch = "{branch}"', 1)
+
+
+def next_steps(config_name: str, agent: str | None = None, plan_hint: str = "plan.toml") -> tuple[str, ...]:
+    """What a person does after `init`, in order (the first differs when a recipe was written)."""
+    first = (f"check the gate and the {agent} binding init wrote in {config_name} (the gate is a guess from "
+             "your project's files): git failres config show" if agent else
+             f"name your agent and your judge in {config_name}: a [bindings.NAME] with its command, "
+             '[seats] implementer = "NAME", and a [gates.NAME] whose exit 0 means green')
+    return (
+        first,
+        f"write a plan ({plan_hint}: a slug and [[tasks]] with id, prompt and files), then check it: "
+        f"git failres run {plan_hint} --dry-run",
+        f"run it: git failres run {plan_hint}; then git failres status, and git failres land SLUG TASK",
+    )
+
+
 def current_branch(repo: pygit2.Repository) -> str:
     """The branch HEAD names (also on an unborn branch), else "main"."""
     try:
@@ -63,8 +93,15 @@ def current_branch(repo: pygit2.Repository) -> str:
     return "main"
 
 
-def init_repository(top: Path, *, force: bool = False, hooks: bool = True, agent: str | None = None) -> InitResult:
+def init_repository(top: Path, *, force: bool = False, hooks: bool = True, agent: str | None = None,
+                    full: bool = False) -> InitResult:
     check_agent(agent)
+    if full and agent:
+        # The documented example leaves every seat empty; a recipe fills them. One file cannot
+        # be both, and silently dropping either would surprise.
+        msg = "--full and --agent write different configurations"
+        raise UsageError(msg, hint="init --agent NAME writes one that runs; git failres config show then "
+                                   "prints every setting in force")
     path = top / CONFIG_FILE
     repo = pygit2.Repository(str(top))
     wrote = False
@@ -76,7 +113,8 @@ def init_repository(top: Path, *, force: bool = False, hooks: bool = True, agent
             raise UsageError(msg)
     else:
         names = tuple(sorted(entry.name for entry in top.iterdir())) if agent else ()
-        text = starter_config(current_branch(repo), agent, names)
+        branch = current_branch(repo)
+        text = full_config(branch) if full else starter_config(branch, agent, names)
         config = parse_config(text, CONFIG_FILE)  # never write a file we could not load ourselves
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(text, encoding="utf-8")

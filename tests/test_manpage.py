@@ -100,6 +100,8 @@ def test_the_wheel_carries_the_page_and_the_completion_scripts(tmp_path: Path) -
         assert archive.read(man).decode().startswith('.\\" Generated from the command line of failres')
         assert any(n.endswith("/data/share/bash-completion/completions/git-failres") for n in names)
         assert any(n.endswith("/data/share/zsh/site-functions/_git-failres") for n in names)
+        # init --full writes the documented example from inside the installed package.
+        assert "failres/data/failres.toml.example" in names
 
 
 @pytest.mark.skipif(shutil.which("man") is None, reason="man is not installed (Debian: man-db)")
