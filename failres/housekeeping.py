@@ -235,7 +235,10 @@ class GcResult:
         return {kind: sum(1 for i in self.removed if i.kind == kind) for kind in kinds}
 
     def document(self) -> dict[str, object]:
-        return {"dryRun": self.dry_run, "retentionDays": self.retention_days, "removed": self.counts(),
+        counts = self.counts()
+        removed = {"branches": counts["branch"], "workspaces": counts["workspace"], "snapshots": counts["snapshot"],
+                   "staleRecords": counts["stale-record"]}
+        return {"dryRun": self.dry_run, "retentionDays": self.retention_days, "removed": removed,
                 "items": [i.document() for i in self.removed], "kept": [i.document() for i in self.kept]}
 
 

@@ -87,7 +87,7 @@ def test_gc_dry_run_lists_what_would_go_and_changes_nothing(landed: Project) -> 
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["dryRun"] is True and doc["schemaVersion"] == 1
-    assert doc["removed"] == {"branch": 1, "workspace": 1, "snapshot": 0, "stale-record": 0}
+    assert doc["removed"] == {"branches": 1, "workspaces": 1, "snapshots": 0, "staleRecords": 0}
     assert [i["kind"] for i in doc["kept"]] == ["snapshot"]
     assert (refs(landed.top), worktrees(landed.top)) == before
 

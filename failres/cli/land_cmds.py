@@ -11,7 +11,7 @@ from failres.cli.common import console, emit_json, open_context
 
 def _stamp_document(stamp) -> dict:
     return {"slug": stamp.slug, "task": stamp.task, "commit": stamp.landed_commit, "intHead": stamp.int_head,
-            "landedEvent": stamp.landed_event, "stamped": list(stamp.stamped), "resolved_by": list(stamp.resolved_by),
+            "landedEvent": stamp.landed_event, "stamped": list(stamp.stamped), "resolvedBy": list(stamp.resolved_by),
             "storeCommit": stamp.store_commit}
 
 
