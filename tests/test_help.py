@@ -7,42 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from cli_words import example_words, parse_command_line
 from conftest import ROOT, run_failres
-from failres.cli import app
 from failres.cli.help_cmds import description
 from failres.clidoc.model import PROGRAM, SECTIONS, find_command
-
-
-def parse_command_line(words: list[str]) -> None:
-    """Parse `words` (after `git failres`) exactly as a run would, without running anything."""
-    import typer.main
-
-    command = typer.main.get_command(app)
-    ctx = command.make_context(PROGRAM, list(words))
-    while getattr(command, "commands", None) and _left_over(ctx):
-        rest = _left_over(ctx)
-        command = command.commands[rest[0]]
-        ctx = command.make_context(rest[0], rest[1:], parent=ctx)
-
-
-def _left_over(ctx) -> list[str]:
-    protected = getattr(ctx, "protected_args", None)
-    if protected is None:
-        protected = getattr(ctx, "_protected_args", [])
-    return [*protected, *ctx.args]
-
-
-def example_words(example: str) -> list[str]:
-    import shlex
-
-    words = shlex.split(example, comments=True)
-    start = words.index("git")  # an example may set a variable first: FAILRES_POLICY_X=1 git failres ...
-    assert words[start:start + 2] == ["git", "failres"], example
-    words = words[start + 2:]
-    for operator in (">", ">>", "|", "&&", ";"):  # the rest is the shell's, not failres's
-        if operator in words:
-            words = words[: words.index(operator)]
-    return words
 
 
 def test_the_overview_lists_every_command_under_its_group_in_order(tmp_path: Path) -> None:
