@@ -1,4 +1,4 @@
-"""`help [COMMAND]`, `version`, `completion`, and `-h`/`--help`/`--version` anywhere.
+"""`help [COMMAND]`, `version`, and `-h`/`--help`/`--version` anywhere.
 
 Help is rendered from the command tree (`failres.clidoc`) rather than by typer, so
 `git failres help run`, `git failres run -h`, the manual page and shell completion
@@ -19,14 +19,6 @@ from failres.cli import app
 from failres.cli.common import emit_json, terminal_width
 from failres.clidoc.model import HELP_FLAGS, HOUSEKEEPING, CommandDoc, cli_description, find_command
 from failres.errors import UsageError
-
-completion_app = typer.Typer(
-    help="Shell completion for git failres, git-failres and failres (bash, zsh).",
-    no_args_is_help=True,
-    epilog="git failres completion install",
-)
-app.add_typer(completion_app, name="completion", rich_help_panel=HOUSEKEEPING)
-
 
 @functools.cache
 def description() -> CommandDoc:
@@ -67,7 +59,7 @@ def _wants_help(args: Sequence[str]) -> bool:
 
 def answer_early(args: Sequence[str]) -> int | None:
     """Answer what needs no command to run (help, version, completion); None otherwise."""
-    if args[:1] == ["__complete"]:
+    if args[:1] == ["__complete"]:  # what the completion scripts run on <TAB>
         from failres.clidoc.completion import complete
 
         for line in complete(description(), list(args[1:])).lines():
@@ -118,37 +110,3 @@ def version_command(
 ) -> None:
     """Print the version of failres (the same as --version)."""
     _print_version(json_out=json_out)
-
-
-@completion_app.command("bash", epilog="git failres completion bash > ~/.local/share/bash-completion/completions/git-failres")
-def completion_bash() -> None:
-    """Print the bash completion script (it also completes `git failres` through git's own)."""
-    from failres.clidoc.completion import bash_script
-
-    sys.stdout.write(bash_script())
-
-
-@completion_app.command("zsh", epilog="git failres completion zsh > ~/.zfunc/_git-failres")
-def completion_zsh() -> None:
-    """Print the zsh completion script, to be saved as `_git-failres` on $fpath."""
-    from failres.clidoc.completion import zsh_script
-
-    sys.stdout.write(zsh_script())
-
-
-@completion_app.command("install", epilog="git failres completion install --shell zsh")
-def completion_install(
-    shell: str = typer.Option(None, "--shell", metavar="bash|zsh", help="The shell (default: the one in $SHELL)."),
-    json_out: bool = typer.Option(False, "--json", help="Print where the script went as JSON."),
-) -> None:
-    """Write the completion script where your shell looks for your own completions."""
-    from failres.clidoc.completion import install_completion
-
-    result = install_completion(shell)
-    if json_out:
-        emit_json({"shell": result.shell, "path": str(result.path), "wrote": result.wrote})
-        return
-    verb = "wrote" if result.wrote else "already up to date:"
-    sys.stdout.write(f"{verb} {result.path}\n")
-    for line in result.next_steps:
-        sys.stdout.write(f"{line}\n")
