@@ -5,7 +5,8 @@ Three kinds of leftovers, each only for a task whose journal says it landed:
 - its branch `failres/<slug>/<task>`, when the integration branch contains its tip
   (a task landed by a squash or on a forge is not merged here: its branch is kept,
   and the summary says how to drop it by hand);
-- its workspace, when one is still registered (`worktrees.keep`, or a run that left it);
+- its workspace, when one is still there (`worktrees.keep`, or a run that left it) and
+  holds nothing its commit does not;
 - its failure snapshots `refs/failres/snapshots/<slug>/<task>/...`, once the landing
   is older than the policy's `snapshot_retention_days`.
 
@@ -40,7 +41,8 @@ class Workspace:
     path: Path
     slug: str
     task: str
-    clean: bool  # no change git would lose; `git worktree remove` refuses otherwise
+    clean: bool  # nothing in it that its task's commit does not hold
+    state_dir: Path | None = None  # failres's own record of it; None for a linked worktree
 
 
 @dataclass(frozen=True)
@@ -90,9 +92,9 @@ def plan_gc(facts: GcFacts, now: datetime, retention_days: int) -> GcPlan:
         if space.clean:
             remove.append(Item("workspace", str(space.path), f"{space.slug}/{space.task} has landed"))
         else:
+            how = f"rm -rf {space.path}" if space.state_dir is not None else f"git worktree remove --force {space.path}"
             keep.append(Item("workspace", str(space.path),
-                             f"{space.slug}/{space.task} has landed, but its workspace has changes; "
-                             f"git worktree remove --force {space.path}"))
+                             f"{space.slug}/{space.task} has landed, but its workspace has changes; {how}"))
     kept_spaces = {(s.slug, s.task) for s in facts.workspaces if not s.clean}
     for branch in facts.branches:
         key = (branch.slug, branch.task)
@@ -146,9 +148,31 @@ def _split_task(name: str, prefix: str) -> tuple[str, str] | None:
     return (parts[0], parts[1]) if len(parts) >= 2 else None
 
 
-def task_workspaces(top: Path) -> list[Workspace]:
-    """Registered worktrees on a task branch. (Where workspaces live may change; what marks
-    one as a task's is its branch.)"""
+def _failres_workspaces(git_dir: Path) -> list[Workspace]:
+    """The workspaces failres made (a directory outside the repository, recorded under
+    `<git dir>/failres/workspaces/<slug>/<task>/`), checked through failres's private index."""
+    from failres.gitops.git import try_git
+
+    found = []
+    registry = git_dir / "failres" / "workspaces"
+    for record in sorted(registry.glob("*/*/path")):
+        state_dir = record.parent
+        path = Path(record.read_text(encoding="utf-8").strip())
+        if not path.is_dir():
+            continue
+        # Against the index failres keeps for it (never the seat's own `.git`): a tracked
+        # file changed since failres last put the files back is something a person may
+        # want. Untracked files are what gates and tools leave (caches, builds); failres
+        # removes those before every seat and gate anyway.
+        env = {"GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(path), "GIT_INDEX_FILE": str(state_dir / "index")}
+        changed = try_git(path, ["diff-files", "--quiet"], env=env)
+        clean = (state_dir / "index").is_file() and changed.returncode == 0
+        found.append(Workspace(path, state_dir.parent.name, state_dir.name, clean, state_dir))
+    return found
+
+
+def _linked_worktrees(top: Path) -> list[Workspace]:
+    """Task worktrees registered with `git worktree` (where older versions put workspaces)."""
     from failres.gitops.git import try_git
     from failres.gitops.worktrees import list_worktrees
 
@@ -163,6 +187,11 @@ def task_workspaces(top: Path) -> list[Workspace]:
         clean = status.returncode == 0 and not status.stdout.strip()
         found.append(Workspace(worktree.path, names[0], names[1], clean))
     return found
+
+
+def task_workspaces(top: Path, git_dir: Path) -> list[Workspace]:
+    """Every task workspace there is, of either kind."""
+    return [*_failres_workspaces(git_dir), *_linked_worktrees(top)]
 
 
 def _prunable(top: Path) -> list[str]:
@@ -187,32 +216,39 @@ def collect(top: Path, repo, store, integration: str) -> GcFacts:
             branches.append(TaskBranch(names[0], names[1], name, merged))
         elif name.startswith(SNAPSHOTS) and (names := _split_task(name, SNAPSHOTS)):
             snapshots.append(Snapshot(names[0], names[1], name))
-    return GcFacts(integration, _landed_tasks(store), branches, task_workspaces(top), snapshots, _prunable(top))
+    return GcFacts(integration, _landed_tasks(store), branches, task_workspaces(top, Path(repo.path)), snapshots,
+                   _prunable(top))
 
 
-def remove_stale_workspaces(top: Path, paths: Sequence[str]) -> list[Item]:
-    """Remove the task workspaces at `paths`, and git's records of vanished ones.
+def remove_stale_workspaces(top: Path, workspaces: Sequence[Workspace]) -> list[Item]:
+    """Remove task workspaces, and git's records of linked worktrees that are gone.
 
-    The one place that knows how a task's workspace is removed: today a linked worktree
-    (`git worktree remove`, which refuses to lose changes); a worktree git can no longer
-    remove is reported rather than deleted by hand.
+    The one place that knows how a task's workspace is removed: failres's own through
+    `gitops.workspace` (its files and failres's state for it), a linked worktree through
+    `git worktree remove`, which refuses to lose changes (then it is reported, not forced).
     """
     from failres.gitops.git import try_git
+    from failres.gitops.workspace import Workspace as TaskWorkspace
 
     failed = []
-    for path in paths:
-        done = try_git(top, ["worktree", "remove", path])
+    for space in workspaces:
+        if space.state_dir is not None:
+            TaskWorkspace(space.path, Path(), space.state_dir, "", "").remove()
+            continue
+        done = try_git(top, ["worktree", "remove", str(space.path)])
         if done.returncode != 0:
             reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            failed.append(Item("workspace", path, f"git worktree remove refused: {reason[-1] if reason else ''}"))
+            failed.append(Item("workspace", str(space.path),
+                               f"git worktree remove refused: {reason[-1] if reason else ''}"))
     try_git(top, ["worktree", "prune"])
     return failed
 
 
-def apply_gc(top: Path, repo, plan: GcPlan) -> tuple[Item, ...]:
+def apply_gc(top: Path, repo, plan: GcPlan, workspaces: Sequence[Workspace]) -> tuple[Item, ...]:
     """Remove what `plan` says, workspaces first (a branch checked out in one cannot go);
     returns what could not be removed after all."""
-    failed = remove_stale_workspaces(top, [i.name for i in plan.remove if i.kind == "workspace"])
+    chosen = {i.name for i in plan.remove if i.kind == "workspace"}
+    failed = remove_stale_workspaces(top, [w for w in workspaces if str(w.path) in chosen])
     refused = {item.name for item in failed}
     for item in plan.remove:
         if item.kind in ("branch", "snapshot") and item.name not in refused:
@@ -246,10 +282,11 @@ def collect_garbage(top: Path, repo, store, integration: str, retention_days: in
                     now: datetime | None = None) -> GcResult:
     from datetime import UTC
 
-    plan = plan_gc(collect(top, repo, store, integration), now or datetime.now(UTC), retention_days)
+    facts = collect(top, repo, store, integration)
+    plan = plan_gc(facts, now or datetime.now(UTC), retention_days)
     if dry_run:
         return GcResult(True, plan.remove, plan.keep, retention_days)
-    failed = apply_gc(top, repo, plan)
+    failed = apply_gc(top, repo, plan, facts.workspaces)
     gone = {(i.kind, i.name) for i in failed}
     removed = tuple(i for i in plan.remove if (i.kind, i.name) not in gone)
     return GcResult(False, removed, (*plan.keep, *failed), retention_days)

@@ -48,10 +48,10 @@ def test_gc_removes_merged_branches_and_old_snapshots_of_landed_tasks_only() -> 
 
 
 def test_gc_keeps_a_workspace_with_changes_and_its_branch() -> None:
-    dirty = Workspace(Path("/w/landed"), "s", "landed", clean=False)
+    dirty = Workspace(Path("/w/landed"), "s", "landed", clean=False, state_dir=Path("/g/failres/workspaces/s/landed"))
     plan = plan_gc(facts(workspaces=[dirty], snapshots=[]), NOW, retention_days=30)
     assert plan.remove == ()
-    assert {i.kind: i.reason for i in plan.keep}["workspace"].endswith("git worktree remove --force /w/landed")
+    assert {i.kind: i.reason for i in plan.keep}["workspace"].endswith("has changes; rm -rf /w/landed")
     assert {i.name: i.reason for i in plan.keep}["refs/heads/failres/s/landed"] == "its workspace is kept"
 
 
@@ -76,29 +76,32 @@ def landed(tmp_path: Path) -> Project:
     return project
 
 
-def worktrees(top: Path) -> list[str]:
-    return [line.split()[1] for line in git(top, "worktree", "list", "--porcelain").splitlines()
-            if line.startswith("branch ")]
+def workspace_of(top: Path) -> Path | None:
+    """Where t1's workspace is, while failres has one for it."""
+    record = top / ".git" / "failres" / "workspaces" / "rr" / "t1" / "path"
+    return Path(record.read_text().strip()) if record.exists() else None
 
 
 def test_gc_dry_run_lists_what_would_go_and_changes_nothing(landed: Project) -> None:
-    before = (refs(landed.top), worktrees(landed.top))
+    before = (refs(landed.top), workspace_of(landed.top))
+    assert before[1] is not None and before[1].is_dir()
     proc = run_failres(landed.top, "gc", "--dry-run", "--json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["dryRun"] is True and doc["schemaVersion"] == 1
     assert doc["removed"] == {"branches": 1, "workspaces": 1, "snapshots": 0, "staleRecords": 0}
     assert [i["kind"] for i in doc["kept"]] == ["snapshot"]
-    assert (refs(landed.top), worktrees(landed.top)) == before
+    assert (refs(landed.top), workspace_of(landed.top)) == before and before[1].is_dir()
 
 
 def test_gc_removes_the_landed_tasks_branch_and_workspace_and_keeps_recent_snapshots(landed: Project) -> None:
-    assert "refs/heads/failres/rr/t1" in worktrees(landed.top)
+    workspace = workspace_of(landed.top)
+    assert workspace is not None and workspace.is_dir()
     proc = run_failres(landed.top, "gc")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == "removed 1 merged task branch, 1 workspace"
     assert "refs/heads/failres/rr/t1" not in refs(landed.top)
-    assert worktrees(landed.top) == ["refs/heads/main"]
+    assert not workspace.exists() and workspace_of(landed.top) is None
     assert "refs/failres/snapshots/rr/t1/" in refs(landed.top)
     # A second gc finds nothing more to do.
     assert run_failres(landed.top, "gc").stdout.splitlines()[-1] == "nothing to remove"
@@ -222,3 +225,14 @@ def test_config_show_without_a_file_shows_the_defaults(repo: Path) -> None:
     rows = {line.split()[0]: line.split()[1:] for line in proc.stdout.splitlines()[2:]}
     assert rows["integration.branch"] == ["default", '"main"']
     assert rows["gates"] == ["default", "{}"]
+
+
+def test_gc_keeps_a_landed_tasks_workspace_a_person_changed(landed: Project) -> None:
+    workspace = workspace_of(landed.top)
+    assert workspace is not None
+    (workspace / "src" / "calc.py").write_text("# my experiment\n")
+    proc = run_failres(landed.top, "gc")
+    assert proc.returncode == 0, proc.stderr
+    assert (workspace / "src" / "calc.py").read_text() == "# my experiment\n"
+    assert f"kept workspace {workspace}" in proc.stdout
+    assert "refs/heads/failres/rr/t1" in refs(landed.top)  # its branch stays with it
