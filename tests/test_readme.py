@@ -29,8 +29,10 @@ NOT_RUN = {
     ("reflect", "~/.claude/projects/my-repo"): "needs Claude Code's transcripts of a real project",
     ("proposals", "show", "ID"): "the demo has no proposal",
     ("proposals", "accept", "ID"): "the demo has no proposal",
+    ("proposals", "accept", "ID", "--only", "RULE_ID"): "the demo has no proposal",
     ("--help",): "opens the manual page with man (tests/test_manpage.py runs it from a fresh venv)",
-    ("init",): "the demo's repository is initialised already (tests/test_first_run.py runs it)",
+    ("init", "--agent", "claude"): "the demo's repository is initialised already (tests/test_first_run.py and "
+                                   "the agent recipes' tests run init)",
     ("demo",): "tests/test_demo.py runs the demo",
 }
 

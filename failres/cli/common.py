@@ -58,6 +58,21 @@ def versioned(document: object) -> object:
     return document
 
 
+def camel_case(document: object, records: frozenset[str] = frozenset()) -> object:
+    """`document` with failres's own snake_case keys in camelCase (docs/json.md's one rule),
+    not descending into the values of `records`: stored records keep their names."""
+    if isinstance(document, dict):
+        out = {}
+        for key, value in document.items():
+            head, *rest = str(key).split("_")
+            name = head + "".join(part[:1].upper() + part[1:] for part in rest)
+            out[name] = value if key in records else camel_case(value, records)
+        return out
+    if isinstance(document, list):
+        return [camel_case(item, records) for item in document]
+    return document
+
+
 def emit_json(document: object) -> None:
     """Exactly one JSON document on stdout, byte-identical for the same data."""
     sys.stdout.write(json.dumps(versioned(document), indent=2, sort_keys=True, ensure_ascii=False) + "\n")

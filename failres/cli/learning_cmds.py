@@ -8,7 +8,7 @@ import typer
 
 from failres.cli import app
 from failres.clidoc.model import KNOWLEDGE
-from failres.cli.common import console, emit_json, open_context
+from failres.cli.common import camel_case, console, emit_json, open_context
 from failres.cli.policy_cmds import current_policy
 from lessons.redact import redact_value
 
@@ -210,7 +210,7 @@ def rules(
               f"{len(over['dropped'])}: {dropped}")
     if json_out:
         # The view's own fields are camelCase (docs/json.md); the rule records inside keep theirs.
-        emit_json({**{k: v for k, v in view.items() if k != "rule_ids"}, "ruleIds": view["rule_ids"]})
+        emit_json(camel_case(view, frozenset({"domains", "dropped"})))
         return
     out = console()
     if not view["block"]:
