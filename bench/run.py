@@ -38,7 +38,7 @@ from lessons.retrieval import relevant_lessons  # noqa: E402
 from lessons.store import Store  # noqa: E402
 
 ROWS = ("store append", "append at big vs small", "retrieval at big vs small", "scope check", "hook overhead",
-        "sync of diverged stores")
+        "sync of diverged stores", "tab completion")
 
 
 @dataclass(frozen=True)
@@ -177,6 +177,14 @@ def sync_row(root: Path, sizes: Sizes) -> Row:
                f"{times.sync:.2f} s", f"git fetch {times.fetch:.2f} s", ratio(times.sync, times.fetch))
 
 
+def completion_row(sizes: Sizes) -> Row:
+    import bench_cli
+
+    times = bench_cli.measure(max(3, sizes.rounds))
+    return Row(ROWS[6], "git-failres __complete lessons l, a process", ms(times.complete),
+               f'python -c "import pygit2" {ms(times.baseline)}', ratio(times.complete, times.baseline))
+
+
 # ---- the table ----
 
 
@@ -215,6 +223,7 @@ def main() -> int:
         rows += run_row(lambda: scope_row(root, sizes), ROWS[3:4])
         rows += run_row(lambda: hook_row(root, sizes), ROWS[4:5])
         rows += run_row(lambda: sync_row(root, sizes), ROWS[5:6])
+        rows += run_row(lambda: completion_row(sizes), ROWS[6:7])
     print(render(rows, args.quick))
     return 1 if any(row.what == "failed" for row in rows) else 0
 

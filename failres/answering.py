@@ -157,7 +157,9 @@ def decision_document(decision: Mapping[str, object]) -> dict:
         "status": decision.get("status"),
         "answer": decision.get("answer"),
         "proposal": decision.get("proposal"),
-        "answered_by": decision.get("answered_by"),
-        "answered_at": decision.get("answered_at"),
+        # camelCase in output like every field failres composes (docs/json.md); the stored
+        # amendment keeps the names it was written with.
+        "answeredBy": decision.get("answered_by"),
+        "answeredAt": decision.get("answered_at"),
         "lesson": decision.get("lesson"),
     }

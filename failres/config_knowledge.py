@@ -74,6 +74,7 @@ class PolicyConfig:
     similarity_threshold: float = _policy("similarity_threshold")
     contradiction_threshold: float = _policy("contradiction_threshold")
     archive_reach: str = _policy("archive_reach")
+    snapshot_retention_days: int = _policy("snapshot_retention_days")
     # Not a key: which keys the file itself set ("file" rather than "default" in `policy show`).
     file_keys: frozenset[str] = field(default=frozenset(), compare=False)
 

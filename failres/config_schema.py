@@ -77,6 +77,11 @@ def _declared(cls: type) -> list[tuple[str, dataclasses.Field, Setting]]:
     return declared
 
 
+def declared_settings(cls: type) -> list[tuple[str, dataclasses.Field, Setting]]:
+    """(TOML key, field, setting) for every key `cls` reads, in declaration order."""
+    return _declared(cls)
+
+
 def _is_required(field: dataclasses.Field) -> bool:
     return field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
 

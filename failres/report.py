@@ -1,8 +1,10 @@
 """`git failres report`: what failed, what resolved it, what it cost.
 
-`build_report` is a pure function of the journal, the lessons and the decisions;
-`load_report` reads them from the store. Every list has a fixed order, so the same
-store always gives the same report.
+`build_report` is a pure function of the journal, the lessons and the decisions
+(and of where they come from, for the header); `load_report` reads them from the
+store. Every list has a fixed order, so the same store always gives the same report.
+What a run cost is read from the journal's own measurements: each `seat-finished`
+and `gate-result` event carries its `durationMs`.
 """
 
 from __future__ import annotations
@@ -14,6 +16,11 @@ from datetime import datetime
 from failres.engine.state import STATES, task_state
 
 Event = Mapping[str, object]
+
+# Directories that hold a project's code rather than name a part of it: "src/dates/x.py"
+# is about `dates`, and a src-layout repository is not one package called "src".
+CONTAINER_DIRS = frozenset({"src", "lib", "libs", "pkg", "pkgs", "packages", "source", "sources", "app", "apps",
+                            "internal", "python"})
 
 
 def _parse_ts(ts: object) -> datetime | None:
@@ -34,6 +41,26 @@ def _median(values: Sequence[float]) -> float | None:
     ordered = sorted(values)
     mid = len(ordered) // 2
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def _seconds(event: Event) -> float:
+    value = event.get("durationMs")
+    return float(value) / 1000 if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
+def package_of_paths(paths: Sequence[str]) -> str:
+    """The first meaningful segment of the first path: past container directories like
+    `src/`, and without a file's extension (`src/dates.py` -> `dates`)."""
+    for path in paths:
+        parts = [p for p in str(path).strip("/").split("/") if p and p not in (".", "..")]
+        while len(parts) > 1 and parts[0] in CONTAINER_DIRS:
+            parts = parts[1:]
+        if parts:
+            head = parts[0]
+            if len(parts) == 1 and "." in head.strip("."):
+                head = head.rsplit(".", 1)[0]
+            return head.rstrip("*") or head
+    return ""
 
 
 def repair_outcomes(tasks: Mapping[tuple[str, str], Sequence[Event]]) -> dict:
@@ -89,23 +116,136 @@ def time_to_land(tasks: Mapping[tuple[str, str], Sequence[Event]]) -> dict:
     return {"tasks": len(spans), "medianSeconds": _median(spans), "maxSeconds": max(spans) if spans else None}
 
 
-def build_report(events: Sequence[Event], lessons: Sequence[Mapping], decisions: Sequence[Mapping]) -> dict:
+def runs_of(events: Sequence[Event]) -> list[dict]:
+    """Each run of one task (from a `task-started` or a stop-loss refusal) with what it cost
+    and how it ended: a failure class, "committed", or "running" for one not finished."""
+    runs: list[dict] = []
+    current: dict | None = None
+    for event in events:
+        kind = event.get("type")
+        if kind in ("task-started", "stop-loss") and (current is None or current["outcome"] != "running"
+                                                      or kind == "task-started"):
+            current = {"outcome": "running", "dispatches": 0, "agentSeconds": 0.0, "gateSeconds": 0.0}
+            runs.append(current)
+        if current is None:
+            continue
+        if kind == "seat-dispatched":
+            current["dispatches"] += 1
+        elif kind == "seat-finished":
+            current["agentSeconds"] += _seconds(event)
+        elif kind == "gate-result":
+            current["gateSeconds"] += _seconds(event)
+        elif kind == "quarantined":
+            current["outcome"] = str(event.get("failClass") or "unknown")
+        elif kind == "task-committed":
+            current["outcome"] = "committed"
+    return runs
+
+
+def task_rows(tasks: Mapping[tuple[str, str], Sequence[Event]]) -> list[dict]:
+    """One row per task: state, runs, dispatches, agent and gate time."""
+    rows = []
+    for (slug, task), events in sorted(tasks.items()):
+        runs = runs_of(events)
+        quarantined = [e for e in events if e.get("type") == "quarantined"]
+        rows.append({
+            "slug": slug, "task": task, "state": task_state(events),
+            "attempts": sum(1 for e in events if e.get("type") == "task-started"),
+            "dispatches": sum(r["dispatches"] for r in runs),
+            "agentSeconds": round(sum(r["agentSeconds"] for r in runs), 3),
+            "gateSeconds": round(sum(r["gateSeconds"] for r in runs), 3),
+            "quarantines": len(quarantined),
+            "lastFailClass": str(quarantined[-1].get("failClass")) if quarantined else None,
+        })
+    return rows
+
+
+def cost(tasks: Mapping[tuple[str, str], Sequence[Event]], saved: int) -> dict:
+    """What the runs cost, by how they ended (a failure class, or "committed")."""
+    by_outcome: dict[str, dict] = {}
+    for events in tasks.values():
+        for run in runs_of(events):
+            entry = by_outcome.setdefault(run["outcome"], {"name": run["outcome"], "runs": 0, "dispatches": 0,
+                                                           "agentSeconds": 0.0, "gateSeconds": 0.0})
+            entry["runs"] += 1
+            for key in ("dispatches", "agentSeconds", "gateSeconds"):
+                entry[key] += run[key]
+    rows = sorted(by_outcome.values(), key=lambda r: (-r["dispatches"], -r["agentSeconds"], r["name"]))
+    for row in rows:
+        row["agentSeconds"] = round(row["agentSeconds"], 3)
+        row["gateSeconds"] = round(row["gateSeconds"], 3)
+    return {
+        "dispatches": sum(r["dispatches"] for r in rows),
+        "agentSeconds": round(sum(r["agentSeconds"] for r in rows), 3),
+        "gateSeconds": round(sum(r["gateSeconds"] for r in rows), 3),
+        "byOutcome": rows,
+        "dispatchesSavedByStopLoss": saved,
+    }
+
+
+def _first_line(text: object) -> str:
+    lines = [line.strip() for line in str(text or "").splitlines() if line.strip()]
+    return lines[0] if lines else ""
+
+
+def lesson_rows(lessons: Sequence[Mapping]) -> dict:
+    """Unresolved lessons (oldest first: the longest waiting) and resolved ones (newest first)."""
+    def row(lesson: Mapping) -> dict:
+        out = {"id": lesson.get("id"), "slug": lesson.get("slug"), "task": lesson.get("task"),
+               "failClass": lesson.get("failClass"), "message": _first_line(lesson.get("message")),
+               "ts": lesson.get("ts")}
+        if lesson.get("resolved_by"):
+            out["resolvedBy"] = list(lesson.get("resolved_by") or [])
+            out["resolvedAt"] = lesson.get("resolved_at")
+        return out
+
+    key = (lambda lesson: (str(lesson.get("ts")), str(lesson.get("id"))))
+    unresolved = sorted((l for l in lessons if not l.get("resolved_by")), key=key)
+    resolved = sorted((l for l in lessons if l.get("resolved_by")), key=key, reverse=True)
+    return {"unresolved": [row(l) for l in unresolved], "resolved": [row(l) for l in resolved]}
+
+
+def period_of(events: Sequence[Event]) -> dict:
+    stamps = sorted(str(e.get("ts")) for e in events if e.get("ts"))
+    return {"from": stamps[0] if stamps else None, "to": stamps[-1] if stamps else None}
+
+
+def _task_packages(tasks: Mapping[tuple[str, str], Sequence[Event]]) -> dict[tuple[str, str], str]:
+    """Each task's package, from the scope its runs recorded (the journal keeps it)."""
+    packages = {}
+    for key, events in tasks.items():
+        started = [e for e in events if e.get("type") == "task-started"]
+        definition = started[-1].get("definition") if started else None
+        files = (definition or {}).get("files") if isinstance(definition, Mapping) else None
+        files = files or (started[-1].get("scope") if started else None) or []
+        if files:
+            packages[key] = package_of_paths([str(f) for f in files])
+    return packages
+
+
+def build_report(events: Sequence[Event], lessons: Sequence[Mapping], decisions: Sequence[Mapping], *,
+                 repository: str = "", branch: str = "") -> dict:
     tasks: dict[tuple[str, str], list[Event]] = {}
     for event in events:
         tasks.setdefault((str(event.get("slug")), str(event.get("task"))), []).append(event)
     states = Counter(task_state(evs) for evs in tasks.values())
     by_class = Counter(str(lesson.get("failClass")) for lesson in lessons)
-    by_package = Counter(str(lesson.get("package") or "(none)") for lesson in lessons)
+    packages = _task_packages(tasks)
+    by_package = Counter(packages.get((str(lesson.get("slug")), str(lesson.get("task"))))
+                         or package_of_paths([str(lesson.get("package") or "")]) or "(none)" for lesson in lessons)
     resolved = [lesson for lesson in lessons if lesson.get("resolved_by")]
     resolutions: Counter = Counter()
     for lesson in resolved:
         for reason in lesson.get("resolved_by") or ():
             resolutions[str(reason)] += 1
     open_decisions = [d for d in decisions if d.get("status") == "open"]
+    stop = stop_loss_savings(tasks)
     return {
+        "header": {"repository": repository, "branch": branch, "period": period_of(events)},
         "tasks": {
             "total": len(tasks),
             "byState": [{"name": s, "count": states.get(s, 0)} for s in STATES],
+            "table": task_rows(tasks),
         },
         "quarantines": {
             "total": len(lessons),
@@ -117,8 +257,10 @@ def build_report(events: Sequence[Event], lessons: Sequence[Mapping], decisions:
             "unresolvedLessons": len(lessons) - len(resolved),
             "byReason": _counted(resolutions),
         },
+        "lessons": lesson_rows(lessons),
+        "cost": cost(tasks, stop["dispatchesNotMade"]),
         "repair": repair_outcomes(tasks),
-        "stopLoss": stop_loss_savings(tasks),
+        "stopLoss": stop,
         "timeToLand": time_to_land(tasks),
         "openDecisions": [
             {"id": d.get("id"), "slug": d.get("slug"), "task": d.get("task"), "files": d.get("files", [])}
@@ -127,7 +269,7 @@ def build_report(events: Sequence[Event], lessons: Sequence[Mapping], decisions:
     }
 
 
-def load_report(store) -> tuple[dict, list[str]]:
+def load_report(store, *, repository: str = "", branch: str = "") -> tuple[dict, list[str]]:
     """The report of a store, and the paths of records that could not be read."""
     from failres.decisions import read_decisions
     from failres.journal import list_slugs, read_journal
@@ -141,4 +283,5 @@ def load_report(store) -> tuple[dict, list[str]]:
         problems.extend(journal.problems)
     lessons, lesson_problems = read_lessons(store)
     decisions, decision_problems = read_decisions(store)
-    return build_report(events, lessons, decisions), problems + lesson_problems + decision_problems
+    report = build_report(events, lessons, decisions, repository=repository, branch=branch)
+    return report, problems + lesson_problems + decision_problems

@@ -53,6 +53,36 @@ def check_agent(agent: str | None) -> None:
         raise UsageError(msg, hint="choose one of: " + ", ".join(AGENTS))
 
 
+_EXAMPLE_BRANCH = '# branch = "main"'
+
+
+def full_config(branch: str) -> str:
+    """`init --full`: the example that documents every key, with the detected branch set.
+
+    The example ships inside the package (failres/data), so an installed failres can write
+    it; a repository never depends on a file of failres's own source tree.
+    """
+    example = files("failres").joinpath("data/failres.toml.example").read_text(encoding="utf-8")
+    if _EXAMPLE_BRANCH not in example:
+        msg = "the packaged example has no integration branch line"
+        raise RuntimeError(msg)
+    return example.replace(_EXAMPLE_BRANCH, f'branch = "{branch}"', 1)
+
+
+def next_steps(config_name: str, agent: str | None = None, plan_hint: str = "plan.toml") -> tuple[str, ...]:
+    """What a person does after `init`, in order (the first differs when a recipe was written)."""
+    first = (f"check the gate and the {agent} binding init wrote in {config_name} (the gate is a guess from "
+             "your project's files): git failres config show" if agent else
+             f"name your agent and your judge in {config_name}: a [bindings.NAME] with its command, "
+             '[seats] implementer = "NAME", and a [gates.NAME] whose exit 0 means green')
+    return (
+        first,
+        f"write a plan ({plan_hint}: a slug and [[tasks]] with id, prompt and files), then check it: "
+        f"git failres run {plan_hint} --dry-run",
+        f"run it: git failres run {plan_hint}; then git failres status, and git failres land SLUG TASK",
+    )
+
+
 def current_branch(repo: pygit2.Repository) -> str:
     """The branch HEAD names (also on an unborn branch), else "main"."""
     try:
@@ -65,8 +95,14 @@ def current_branch(repo: pygit2.Repository) -> str:
 
 
 def init_repository(top: Path, *, force: bool = False, hooks: bool = True, agent: str | None = None,
-                    new_store: bool = False) -> InitResult:
+                    new_store: bool = False, full: bool = False) -> InitResult:
     check_agent(agent)
+    if full and agent:
+        # The documented example leaves every seat empty; a recipe fills them. One file cannot
+        # be both, and silently dropping either would surprise.
+        msg = "--full and --agent write different configurations"
+        raise UsageError(msg, hint="init --agent NAME writes one that runs; git failres config show then "
+                                   "prints every setting in force")
     path = top / CONFIG_FILE
     repo = pygit2.Repository(str(top))
     keep = path.exists() and not force
@@ -78,7 +114,9 @@ def init_repository(top: Path, *, force: bool = False, hooks: bool = True, agent
         text, source = read_text_file(path, path.name), path.name
     else:
         names = tuple(sorted(entry.name for entry in top.iterdir())) if agent else ()
-        text, source = starter_config(current_branch(repo), agent, names), CONFIG_FILE
+        branch = current_branch(repo)
+        text = full_config(branch) if full else starter_config(branch, agent, names)
+        source = CONFIG_FILE
     config = parse_config(text, source)  # never write a file we could not load ourselves
     store = Store(repo, config.store.ref)
     # Before anything is written: a store that existed and is gone is the person's to

@@ -97,6 +97,10 @@ class Policy:
                                           minimum=0.0, maximum=1.0)
     archive_reach: str = _key("timeline", "which reads see archived records: none, timeline or all",
                               choices=ARCHIVE_REACH)
+    # Lifecycle of failure snapshots: a lesson's snapshot is how a person sees the failing
+    # state; once its task has landed that need fades, and the ref keeps objects alive.
+    snapshot_retention_days: int = _key(30, "days a landed task's failure snapshots are kept before gc drops them",
+                                        minimum=0, maximum=36500)
 
     def capacity(self, store: str) -> int:
         """The maximum of a store by its name (lessons, reflections, journal, proposals, facts)."""

@@ -105,3 +105,14 @@ def run_failres(cwd: Path, *args: str, env: dict | None = None, timeout: float =
     """Run failres as its own process, the way a person or a hook does."""
     return subprocess.run([sys.executable, "-m", "failres", *args], cwd=cwd, capture_output=True, text=True,
                           env=env, timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def kept_demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`git failres demo --keep`'s repository, made once per session: landed, committed and
+    stopped tasks, an answered decision, lessons resolved and not. Tests must not change it."""
+    root = tmp_path_factory.mktemp("kept-demo") / "demo"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FAILRES_")}
+    proc = run_failres(root.parent, "demo", "--keep", str(root), env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return root

@@ -84,7 +84,7 @@ def test_every_contract_event_round_trips_through_the_journal(repo: Path, cli) -
     result = cli(repo, "journal", "rr", "--json")
     assert result.code == 0
     printed = json.loads(result.out)
-    assert printed == events
+    assert printed == [{**event, "schemaVersion": 1} for event in events]  # every field, and the shape's version
     for event in printed:
         assert {"id", "ts", "slug", "task", "type"} <= set(event)
         assert set(EVENT_FIELDS[event["type"]]) <= set(event)
@@ -130,7 +130,7 @@ def test_an_unexpected_error_exits_3_and_names_the_log(repo: Path, cli, monkeypa
     def explode(*args, **kwargs):
         raise RuntimeError("the disk caught fire")
 
-    monkeypatch.setattr("failres.cli.journal_cmd.read_journal", explode)
+    monkeypatch.setattr("failres.known.read_journal", explode)
     result = cli(repo, "journal", "rr")
     assert result.code == 3
     assert "unexpected error" in result.err and "RuntimeError" in result.err

@@ -75,7 +75,7 @@ def test_scope_files_answer_widens_the_task_and_journals_decision_answered(asked
     assert result.code == 0, result.err
     doc = json.loads(result.out)
     assert doc["status"] == "answered" and doc["answer"] == {"scopeFiles": ["docs/notes.md"]}
-    assert doc["answered_by"] == "Test Person <test@example.com>"
+    assert doc["answeredBy"] == "Test Person <test@example.com>"
     assert widened(asked) == ("docs/notes.md",)
     [event] = [e for e in asked.events() if e["type"] == "decision-answered"]
     assert event["decision"] == asked.decision_id() and event["answer"] == {"scopeFiles": ["docs/notes.md"]}
@@ -180,7 +180,7 @@ def test_a_resolver_reply_in_the_exact_shape_is_a_proposal_that_widens_nothing_u
     assert accepted.code == 0, accepted.err
     [decision] = decisions_json(asked, cli)
     assert (decision["status"], decision["answer"]) == ("answered", {"scopeFiles": ["docs/notes.md"]})
-    assert decision["answered_by"] == "Test Person <test@example.com>"  # the person, not the resolver
+    assert decision["answeredBy"] == "Test Person <test@example.com>"  # the person, not the resolver
     assert widened(asked) == ("docs/notes.md",)
     answered = [e for e in asked.events() if e["type"] == "decision-answered"]
     assert answered[-1]["acceptedProposal"] == "resolver:resolver"
@@ -199,7 +199,7 @@ def test_with_resolver_may_answer_the_reply_is_recorded_as_the_answer(asked: Loo
     assert result.code == 0, result.err
     [decision] = decisions_json(asked, cli)
     assert decision["answer"] == {"scopeFiles": ["docs/notes.md"]}
-    assert decision["answered_by"] == "resolver:resolver"
+    assert decision["answeredBy"] == "resolver:resolver"
     assert widened(asked) == ("docs/notes.md",)
 
 

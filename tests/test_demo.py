@@ -26,14 +26,14 @@ def test_the_demo_succeeds_and_says_how_to_look(demo_dir) -> None:
     root, proc = demo_dir
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = " ".join(proc.stdout.split())
-    assert f"git -C {root / 'repo'} log -p refs/failres/store" in out
+    assert f"git -C {root} log -p refs/failres/store" in out
     assert "Past outcomes on similar failures — advisory, not instructions" in out
 
 
 def test_the_demo_store_holds_the_story(demo_dir) -> None:
     root, proc = demo_dir
     assert proc.returncode == 0
-    store = Store(root / "repo")
+    store = Store(root)
     journal = read_journal(store, "demo")
     assert journal.problems == ()
     by_task = {t: [e["type"] for e in journal.for_task(t)] for t in ("t1", "t2", "t3", "t4")}
@@ -67,8 +67,8 @@ def test_the_demo_store_holds_the_story(demo_dir) -> None:
 
 def test_the_demo_leaves_the_store_clean_for_git(demo_dir) -> None:
     root, _ = demo_dir
-    subprocess.run(["git", "fsck", "--strict"], cwd=root / "repo", check=True, capture_output=True)
-    log = subprocess.run(["git", "log", "--format=%s", "refs/failres/store"], cwd=root / "repo",
+    subprocess.run(["git", "fsck", "--strict"], cwd=root, check=True, capture_output=True)
+    log = subprocess.run(["git", "log", "--format=%s", "refs/failres/store"], cwd=root,
                          capture_output=True, text=True, check=True).stdout
     assert "failres: quarantine demo/t2 (fixer-scope-violation)" in log
 
@@ -79,3 +79,28 @@ def test_demo_keep_refuses_a_directory_with_something_in_it(tmp_path: Path) -> N
     proc = run_failres(tmp_path, "demo", "--keep", str(tmp_path / "busy"))
     assert proc.returncode == 2
     assert (tmp_path / "busy" / "file").read_text() == "mine\n"
+
+
+def test_demo_keep_puts_the_repository_at_the_directory_given(demo_dir) -> None:
+    root, proc = demo_dir
+    assert proc.returncode == 0
+    top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert Path(top) == root.resolve()
+    # The scripted agents and the plan live beside the project, out of its history and status.
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True,
+                          check=True).stdout == ""
+    assert (root / ".failres-demo" / "plan.toml").is_file()
+
+
+def test_the_demo_prints_lists_as_words_not_python(demo_dir) -> None:
+    _, proc = demo_dir
+    assert "resolved by binding-changed" in proc.stdout
+    assert "['" not in proc.stdout
+
+
+def test_demo_keep_refuses_a_file(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("mine\n")
+    proc = run_failres(tmp_path, "demo", "--keep", str(tmp_path / "file"))
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[0] == f"error: {tmp_path / 'file'} exists and is not a directory"

@@ -280,5 +280,5 @@ def test_land_with_the_hooks_installed_stamps_once_and_reports_it(project: LoopP
     result = cli(project.top, "land", "rr", "t1", "--json")
     assert result.code == 0, result.err
     stamp = json.loads(result.out)["stamp"]
-    assert stamp["stamped"] == [project.lessons()[0]["id"]] and stamp["resolved_by"] == ["unknown"]
+    assert stamp["stamped"] == [project.lessons()[0]["id"]] and stamp["resolvedBy"] == ["unknown"]
     assert project.types().count("landed") == 1

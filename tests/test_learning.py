@@ -498,9 +498,9 @@ def test_the_rules_command_shows_the_block_its_hash_and_each_rules_tally(repo: P
     run_json(cli, repo, "reflect", str(write_session(tmp_path / "t" / "s.jsonl", CLEAN_SESSION)))
     run_json(cli, repo, "proposals", "accept", run_json(cli, repo, "learn")[0]["proposal"]["id"])
     view = run_json(cli, repo, "rules")
-    assert view["hash"] == fnv1a64(view["block"]) and len(view["rule_ids"]) == 2
-    record_outcome(Store(repo), view["hash"], view["rule_ids"], "committed", slug="rel", task="t1")
-    record_outcome(Store(repo), view["hash"], view["rule_ids"][:1], "quarantined", slug="rel", task="t2")
+    assert view["hash"] == fnv1a64(view["block"]) and len(view["ruleIds"]) == 2
+    record_outcome(Store(repo), view["hash"], view["ruleIds"], "committed", slug="rel", task="t1")
+    record_outcome(Store(repo), view["hash"], view["ruleIds"][:1], "quarantined", slug="rel", task="t2")
     learned = run_json(cli, repo, "rules")["domains"][0]["learned"]
     assert [(r["tally"]["observations"], r["tally"]["committed"], r["tally"]["quarantined"]) for r in learned] == [
         (2, 1, 1), (1, 1, 0)]

@@ -223,9 +223,9 @@ def test_a_hand_edit_past_the_budget_is_warned_about_and_prompts_carry_only_the_
     assert ("warning: behavior: 17 active learned rules (177 characters), more than the budget of 15 rules and "
             "1600 characters; prompts leave out 2: r-20260101-0000000f, r-20260101-00000010") in out.err
     view = run_json(cli, repo, "rules")
-    assert [r["id"] for r in view["over_budget"][0]["dropped"]] == ["r-20260101-0000000f", "r-20260101-00000010"]
+    assert [r["id"] for r in view["overBudget"][0]["dropped"]] == ["r-20260101-0000000f", "r-20260101-00000010"]
     assert "- Rule 14." in view["block"] and "- Rule 15." not in view["block"]
-    assert len(view["rule_ids"]) == 15
+    assert len(view["ruleIds"]) == 15
     # A seat's prompt carries the same cut block.
     (repo / ".failres.toml").write_text('[gates.g]\ncommand = ["true"]\n')
     plan = tmp_path / "plan.toml"

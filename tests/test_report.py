@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from failres.engine.progress import LineProgress
-from failres.report import build_report
+from failres.report import build_report, package_of_paths
 from project import FIXED, Project
 
 NOTHING = {"print": "nothing"}
@@ -60,6 +61,48 @@ def test_the_report_of_a_known_store() -> None:
     assert [d["id"] for d in report["openDecisions"]] == ["d1"]
 
 
+def test_each_task_and_each_outcome_has_its_cost_from_the_journals_durations() -> None:
+    events = [
+        ev("s", "t1", "task-started", "2026-11-30T00:00:00Z", definition={"files": ["src/dates/parse.py"]}),
+        ev("s", "t1", "seat-dispatched", "2026-11-30T00:00:01Z", seat="implementer"),
+        ev("s", "t1", "seat-finished", "2026-11-30T00:00:31Z", durationMs=30000),
+        ev("s", "t1", "gate-result", "2026-11-30T00:00:40Z", durationMs=9000),
+        ev("s", "t1", "seat-dispatched", "2026-11-30T00:00:41Z", seat="fixer"),
+        ev("s", "t1", "seat-finished", "2026-11-30T00:01:41Z", durationMs=60000),
+        ev("s", "t1", "gate-result", "2026-11-30T00:01:50Z", durationMs=9000),
+        ev("s", "t1", "quarantined", "2026-11-30T00:01:51Z", failClass="gate-not-green-after-fixer"),
+        ev("s", "t1", "task-started", "2026-11-30T01:00:00Z", definition={"files": ["src/dates/parse.py"]}),
+        ev("s", "t1", "seat-dispatched", "2026-11-30T01:00:01Z", seat="implementer"),
+        ev("s", "t1", "seat-finished", "2026-11-30T01:00:11Z", durationMs=10000),
+        ev("s", "t1", "gate-result", "2026-11-30T01:00:20Z", durationMs=9000),
+        ev("s", "t1", "task-committed", "2026-11-30T01:00:21Z"),
+    ]
+    lessons = [{"id": "a1", "slug": "s", "task": "t1", "failClass": "gate-not-green-after-fixer", "package": "src",
+                "message": "gate tests still red\ndetails", "ts": "2026-11-30T00:01:51Z", "resolved_by": None}]
+    report = build_report(events, lessons, [], repository="/r", branch="main")
+    assert report["header"] == {"repository": "/r", "branch": "main",
+                                "period": {"from": "2026-11-30T00:00:00Z", "to": "2026-11-30T01:00:21Z"}}
+    assert report["tasks"]["table"] == [{
+        "slug": "s", "task": "t1", "state": "committed", "attempts": 2, "dispatches": 3, "agentSeconds": 100.0,
+        "gateSeconds": 27.0, "quarantines": 1, "lastFailClass": "gate-not-green-after-fixer"}]
+    assert report["cost"]["byOutcome"] == [
+        {"name": "gate-not-green-after-fixer", "runs": 1, "dispatches": 2, "agentSeconds": 90.0, "gateSeconds": 18.0},
+        {"name": "committed", "runs": 1, "dispatches": 1, "agentSeconds": 10.0, "gateSeconds": 9.0}]
+    assert (report["cost"]["dispatches"], report["cost"]["agentSeconds"]) == (3, 100.0)
+    # A src-layout repository is not one package called "src".
+    assert report["quarantines"]["byPackage"] == [{"name": "dates", "count": 1}]
+    assert report["lessons"]["unresolved"] == [{"id": "a1", "slug": "s", "task": "t1",
+                                                "failClass": "gate-not-green-after-fixer",
+                                                "message": "gate tests still red", "ts": "2026-11-30T00:01:51Z"}]
+
+
+@pytest.mark.parametrize(("paths", "package"), [
+    (["src/calc/__init__.py"], "calc"), (["src/dates.py"], "dates"), (["lib/util/*.py"], "util"),
+    (["docs/notes.md"], "docs"), (["README.md"], "README"), (["src/"], "src"), ([], "")])
+def test_the_package_is_the_first_meaningful_path_segment(paths: list[str], package: str) -> None:
+    assert package_of_paths(paths) == package
+
+
 def test_report_json_from_a_real_run_is_stable(tmp_path: Path, cli) -> None:
     project = Project.create(tmp_path)
     project.configure(implementer=[NOTHING], fixer=[{"write": {"src/calc.py": FIXED}}])
@@ -75,31 +118,89 @@ def chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def test_the_html_report_renders_its_charts_in_a_real_browser(tmp_path: Path, cli) -> None:
+BROWSER_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--enable-logging=stderr", "--v=0", "--hide-scrollbars"]
+
+# A page of the test's own (the report has no script) that shows the report in frames of
+# the two widths and records, for each, how wide its content is and which elements stick out.
+MEASURE = """<!DOCTYPE html><html><body style="margin:0">
+<iframe id="w420" src="report.html" style="width:420px;height:900px;border:0"></iframe>
+<iframe id="w1100" src="report.html" style="width:1100px;height:900px;border:0"></iframe>
+<script>
+window.addEventListener('load', () => {
+  for (const id of ['w420', 'w1100']) {
+    const doc = document.getElementById(id).contentDocument;
+    const width = doc.documentElement.clientWidth;
+    const over = [...doc.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > width + 0.5)
+      .map(e => e.tagName + '.' + e.className);
+    document.body.setAttribute('data-' + id, doc.documentElement.scrollWidth + ' ' + width + ' ' + over.join(','));
+  }
+});
+</script></body></html>"""
+
+
+@pytest.fixture(scope="module")
+def browser_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path, Path]:
+    """A real store with every kind of row: landed after a quarantine, stopped by the stop-loss."""
+    from conftest import run_failres
+
     browser = chromium()
     if browser is None:
         pytest.skip("no chromium on this machine (CI installs Debian's chromium package)")
-    project = Project.create(tmp_path)
-    project.configure(implementer=[NOTHING])
-    cli(project.top, "run", str(project.plan()), "--quiet")
-    page = tmp_path / "report.html"
-    assert cli(project.top, "report", "--html", str(page)).code == 0
+    tmp = tmp_path_factory.mktemp("report")
+    project = Project.create(tmp)
+    project.configure(implementer=[NOTHING, NOTHING], fixer=[NOTHING, NOTHING])
+    plan = project.plan()
+    for _ in range(3):  # two identical quarantines, then the stop-loss
+        run_failres(project.top, "run", str(plan), "--quiet")
+    page = tmp / "report.html"
+    proc = run_failres(project.top, "report", "--html", str(page))
+    assert proc.returncode == 0, proc.stderr
+    return browser, page, tmp
+
+
+def test_the_html_report_is_one_file_without_scripts_or_network(browser_report) -> None:
+    _, page, _ = browser_report
     html = page.read_text()
-    assert "http://" not in html and "https://" not in html and "<script" not in html
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0"]
+    assert "http://" not in html and "https://" not in html and "<script" not in html and "<link" not in html
+    assert "src=" not in html  # nothing loaded from anywhere
+
+
+def test_the_html_report_renders_in_a_real_browser_at_two_widths(browser_report) -> None:
+    browser, page, tmp = browser_report
+    flags = [*BROWSER_FLAGS, f"--user-data-dir={tmp / 'profile'}"]
     dom = subprocess.run([browser, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr[-2000:]
-    assert 'id="chart-states"' in dom.stdout and 'id="chart-classes"' in dom.stdout
-    assert dom.stdout.count('class="bar"') >= 2
-    console_errors = [line for line in dom.stderr.splitlines() if "CONSOLE" in line and "ERROR" in line.upper()]
-    assert console_errors == []
-    shot = tmp_path / "report.png"
-    subprocess.run([browser, *flags, f"--screenshot={shot}", "--window-size=1100,900", page.as_uri()],
-                   capture_output=True, timeout=120, check=True)
-    data = shot.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+    for element in ('id="chart-states"', 'id="chart-classes"', 'id="chart-cost-dispatches"', 'id="table-tasks"',
+                    'id="table-unresolved"'):
+        assert element in dom.stdout
+    # Colours follow meaning: the stopped state is the "halt" red, quarantine classes orange.
+    assert 'class="bar tone-halt"' in dom.stdout and 'class="bar tone-bad"' in dom.stdout
+    assert [line for line in dom.stderr.splitlines() if "CONSOLE" in line and "ERROR" in line.upper()] == []
+    for width in (1100, 420):
+        shot = tmp / f"report-{width}.png"
+        subprocess.run([browser, *flags, f"--screenshot={shot}", f"--window-size={width},1400", page.as_uri()],
+                       capture_output=True, timeout=120, check=True)
+        data = shot.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+        assert int.from_bytes(data[16:20], "big") == width  # the PNG's own width: the page at that width
+
+
+def test_nothing_in_the_html_report_scrolls_sideways_at_420_px(browser_report) -> None:
+    browser, page, tmp = browser_report
+    measure = page.with_name("measure.html")
+    measure.write_text(MEASURE)
+    flags = [*BROWSER_FLAGS, f"--user-data-dir={tmp / 'profile-measure'}", "--allow-file-access-from-files",
+             "--window-size=1200,1000"]
+    dom = subprocess.run([browser, *flags, "--dump-dom", measure.as_uri()], capture_output=True, text=True,
+                         timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    for frame in ("w420", "w1100"):
+        found = re.search(f'data-{frame}="([^"]*)"', dom.stdout)
+        assert found is not None, dom.stdout[-2000:]
+        scroll, width, *over = found.group(1).split(" ", 2)
+        assert int(scroll) <= int(width), f"{frame}: content {scroll}px in {width}px; sticking out: {over}"
 
 
 def test_progress_is_plain_lines_when_not_a_terminal(tmp_path: Path) -> None:
@@ -126,3 +227,14 @@ def test_a_run_in_a_pipe_prints_progress_lines(tmp_path: Path) -> None:
     lines = [line for line in proc.stderr.splitlines() if line.startswith("[failres] rr/t1")]
     assert [line.split()[2] for line in lines] == ["worktree", "seat", "gate", "commit", "done"]
     assert proc.stdout.strip() == "rr/t1: committed"
+
+
+def test_store_text_in_the_html_report_is_escaped() -> None:
+    from failres.report_html import render_html
+
+    hostile = '<script>alert("x")</script><img src=x>'
+    lessons = [{"id": "a1", "slug": "s", "task": hostile, "failClass": hostile, "message": hostile, "ts": "t",
+                "resolved_by": None}]
+    html = render_html(build_report(known_events(), lessons, [], repository=hostile, branch="main"))
+    assert "<script" not in html and "<img" not in html
+    assert "&lt;script&gt;" in html

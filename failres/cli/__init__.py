@@ -2,6 +2,9 @@
 
 A command parses its arguments, calls one function that does the work and
 returns a result, and renders it (rich for people, `--json` for programs).
+Help, `--version` and shell completion are answered before typer runs, from
+the same description of the command tree the manual page is made from
+(`failres.cli.help_cmds`, `failres.clidoc`).
 """
 
 from __future__ import annotations
@@ -12,19 +15,21 @@ from collections.abc import Sequence
 import typer
 
 from failres.cli.boundary import run_guarded
+from failres.clidoc.model import PROGRAM
 
 app = typer.Typer(
-    name="git failres",
+    name=PROGRAM,
     help="Failure resolution and learning for automated code changes, kept in git.",
-    no_args_is_help=True,
-    add_completion=True,
+    no_args_is_help=False,
+    add_completion=False,  # `git failres completion` writes scripts that work under git too
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
 def _register() -> None:
-    # Each module adds its commands to `app`; the order here is the order in --help.
+    # Each module adds its commands to `app`; help groups and sorts them itself.
     from failres.cli import journal_cmd, run_cmds, store_cmds  # noqa: F401
     from failres.cli import cancel_cmd, logs_cmd  # noqa: F401
     from failres.cli import decisions_cmds, hooks_cmds, land_cmds, lessons_cmds  # noqa: F401
@@ -33,18 +38,25 @@ def _register() -> None:
     from failres.cli import sync_cmds  # noqa: F401
     from failres.cli import facts_cmds, knowledge_cmds, policy_cmds  # noqa: F401
     from failres.cli import learning_cmds  # noqa: F401
+    from failres.cli import completion_cmds, config_cmds, gc_cmd, help_cmds  # noqa: F401
 
 
 _register()
 
 
+def _dispatch(args: list[str]) -> object:
+    from failres.cli.help_cmds import answer_early
+
+    early = answer_early(args)
+    if early is not None:
+        return early
+    return app(args=args, prog_name=PROGRAM, standalone_mode=False)
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     """Run the CLI in-process and return its exit code (tests call this)."""
-    return run_guarded(
-        lambda args: app(args=list(args) if args is not None else None, prog_name="git failres",
-                         standalone_mode=False),
-        argv,
-    )
+    args = list(sys.argv[1:] if argv is None else argv)
+    return run_guarded(lambda _: _dispatch(args), args)
 
 
 def main() -> None:

@@ -78,6 +78,34 @@ def _cli_signals() -> tuple[tuple[type, ...], tuple[type, ...], tuple[type, ...]
     return tuple(exits), tuple(aborts), tuple(usage)
 
 
+def usage_error_lines(usage: BaseException) -> tuple[str, str]:
+    """A parser's complaint in failres's own style: one `error:` line and a `hint:`.
+
+    The parser's own form ("Usage: ... Try ... Error: ...") would be a second error
+    style, and a script reading stderr would need to know both.
+    """
+    format_message = getattr(usage, "format_message", None)
+    text = _one_line(format_message() if format_message else str(usage))
+    param = getattr(usage, "param", None)
+    if type(usage).__name__ == "MissingParameter" and param is not None:
+        # The parser names a missing argument by its Python name; help shows its metavar.
+        opts = [o for o in getattr(param, "opts", ()) if o.startswith("-")]
+        text = (f"missing option {max(opts, key=len)}" if opts
+                else f"missing argument {getattr(param, 'metavar', None) or str(param.name).upper()}")
+    hint = ""
+    for marker in (" Did you mean ", " (Possible options: "):
+        if marker in text:
+            text, _, suggestion = text.partition(marker)
+            hint = marker.strip(" (") + " " + suggestion.rstrip(")")
+    text = text.rstrip(".")
+    text = text[:1].lower() + text[1:]
+    ctx = getattr(usage, "ctx", None)
+    command = getattr(ctx, "command_path", None) or "git failres"
+    see = f"see '{command} -h'"
+    hint = f"{hint[:1].lower()}{hint[1:]}; {see}" if hint else see
+    return text, hint
+
+
 def run_guarded(invoke: Callable[[Sequence[str] | None], object], argv: Sequence[str] | None) -> int:
     """Call the CLI and map whatever happens to an exit code."""
     err = sys.stderr
@@ -91,13 +119,9 @@ def run_guarded(invoke: Callable[[Sequence[str] | None], object], argv: Sequence
         err.write("error: aborted\n")
         return 130
     except usage_errors as usage:
-        show = getattr(usage, "show", None)
-        if show is not None:
-            shown = io.StringIO()
-            show(file=shown)
-            err.write(inert(shown.getvalue(), multiline=True))
-        else:
-            err.write(f"error: {_one_line(str(usage))}\n")
+        message, hint = usage_error_lines(usage)
+        err.write(f"error: {inert(message)}\n")
+        err.write(f"hint: {inert(hint)}\n")
         return EXIT_BAD_INPUT
     except (FailresError, LessonsError) as known:
         err.write(f"error: {_one_line(str(known))}\n")

@@ -6,9 +6,10 @@ import typer
 
 from failres.cli import app
 from failres.cli.common import console, emit_json, open_context
+from failres.clidoc.model import LOOP
 
 
-@app.command()
+@app.command(rich_help_panel=LOOP, epilog="git failres cancel release-readiness t1")
 def cancel(
     slug: str = typer.Argument(..., help="The plan's slug."),
     task: str = typer.Argument(None, help="Only this task (default: every running task of the plan)."),

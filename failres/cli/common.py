@@ -55,10 +55,39 @@ _JSON_UNSAFE = {code: f"\\u{code:04x}" for code in
                 (0x7F, *range(0x80, 0xA0), 0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
                  *range(0x2066, 0x206A), 0x2028, 0x2029)}
 
+# The version of every `--json` shape (docs/json.md). It rises when a field is removed,
+# renamed or changes meaning; a new field leaves it as it is.
+SCHEMA_VERSION = 1
+
+
+def versioned(document: object) -> object:
+    """`document` with `schemaVersion` in it: in the object itself, or in each object of an
+    array (an array's shape is fixed by the contract, so the version rides in its items)."""
+    if isinstance(document, dict):
+        return {**document, "schemaVersion": SCHEMA_VERSION}
+    if isinstance(document, list):
+        return [versioned(item) if isinstance(item, dict) else item for item in document]
+    return document
+
+
+def camel_case(document: object, records: frozenset[str] = frozenset()) -> object:
+    """`document` with failres's own snake_case keys in camelCase (docs/json.md's one rule),
+    not descending into the values of `records`: stored records keep their names."""
+    if isinstance(document, dict):
+        out = {}
+        for key, value in document.items():
+            head, *rest = str(key).split("_")
+            name = head + "".join(part[:1].upper() + part[1:] for part in rest)
+            out[name] = value if key in records else camel_case(value, records)
+        return out
+    if isinstance(document, list):
+        return [camel_case(item, records) for item in document]
+    return document
+
 
 def emit_json(document: object) -> None:
     """Exactly one JSON document on stdout, byte-identical for the same data."""
-    text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False)
+    text = json.dumps(versioned(document), indent=2, sort_keys=True, ensure_ascii=False)
     sys.stdout.write(text.translate(_JSON_UNSAFE) + "\n")
 
 
@@ -69,13 +98,38 @@ def cell(value: object):
     return Text(inert(value))
 
 
-def _inert_console(**options):
+def stdout_is_terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):  # a replaced or closed stdout is no terminal
+        return False
+
+
+def terminal_width() -> int | None:
+    """The width output may be wrapped to, or None when stdout is not a terminal.
+
+    Piped or redirected output is never wrapped: a line cut at column 80 breaks
+    `grep`, `cut` and copy-paste, and splits identifiers in the middle.
+    """
+    if not stdout_is_terminal():
+        return None
+    import shutil
+
+    return max(shutil.get_terminal_size().columns, 40)
+
+
+# What rich is told the width of a pipe is: wide enough that it never wraps a line.
+_UNWRAPPED = 100_000
+
+
+def _inert_console(*, stderr: bool = False):
     """A rich console that shows data as written: no markup, no emoji codes, no controls.
 
     Every string it prints (table cells and titles included) passes through
     `failres.inert.inert` first, so a file name, a record or a seat's output that
     holds escape sequences or "[red]" is shown, never obeyed. Text objects built
-    by a caller are the caller's to make (see `cell`).
+    by a caller are the caller's to make (see `cell`). On a terminal rich wraps prose
+    at word boundaries; anywhere else nothing is wrapped and no colour is written.
     """
     from rich.console import Console
 
@@ -85,11 +139,20 @@ def _inert_console(**options):
             kwargs["emoji"] = False
             return super().render_str(inert(text, multiline=True), **kwargs)
 
-    return InertConsole(markup=False, emoji=False, highlight=False, **options)
+    stream = sys.stderr if stderr else sys.stdout
+    try:
+        terminal = stream.isatty()
+    except (AttributeError, ValueError):
+        terminal = False
+    if terminal:
+        return InertConsole(stderr=stderr, markup=False, emoji=False, highlight=False, soft_wrap=False)
+    return InertConsole(stderr=stderr, markup=False, emoji=False, highlight=False, soft_wrap=True, no_color=True,
+                        width=_UNWRAPPED)
 
 
 def console():
-    return _inert_console(soft_wrap=False)
+    """Where people-facing output goes (see `_inert_console`)."""
+    return _inert_console()
 
 
 def err_console():
@@ -103,4 +166,4 @@ def echo_text(text: str) -> None:
     """
     import typer
 
-    typer.echo(inert(text, multiline=True) if sys.stdout.isatty() else text, nl=False)
+    typer.echo(inert(text, multiline=True) if stdout_is_terminal() else text, nl=False)

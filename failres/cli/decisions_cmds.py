@@ -7,11 +7,13 @@ import json
 import typer
 
 from failres.cli import app
-from failres.cli.common import cell, console, emit_json, err_console, open_context
+from failres.clidoc.model import LOOP
+from failres.cli.common import console, emit_json, err_console, open_context
 from failres.errors import EXIT_NOT_GREEN
 
-decisions_app = typer.Typer(help="Decision requests and their answers.", invoke_without_command=True)
-app.add_typer(decisions_app, name="decisions")
+decisions_app = typer.Typer(help="Decision requests and their answers.", invoke_without_command=True,
+                            epilog="git failres decisions --open")
+app.add_typer(decisions_app, name="decisions", rich_help_panel=LOOP)
 
 
 def _who(store) -> str:
@@ -46,24 +48,22 @@ def decisions(
     if not documents:
         console().print("no open decisions" if open_only else "no decisions")
         return
-    from rich.table import Table
+    from failres.cli.tables import Column, print_table
 
-    table = Table(title="decisions")
-    for column in ("id", "task", "status", "files", "requests", "answer"):
-        table.add_column(column, overflow="fold")
+    columns = (Column("id"), Column("task"), Column("status"), Column("files"), Column("requests", wraps=True),
+               Column("answer", wraps=True))
+    rows = []
     for d in documents:
         requests = "; ".join(f"{r.get('file')}: {r.get('reason')}" for r in d["requests"])
         answer = "" if d["answer"] is None else json.dumps(d["answer"], ensure_ascii=False)
         proposal = d.get("proposal")
         if d["answer"] is None and isinstance(proposal, dict):
             answer = f"proposed by {proposal.get('by')}: {json.dumps(proposal.get('answer'), ensure_ascii=False)}"
-        # Requests, answers and proposals are data: "[...]" and escape sequences in them print as written.
-        table.add_row(*map(cell, (str(d["id"])[:8], f"{d['slug']}/{d['task']}", str(d["status"]),
-                                  ", ".join(d["files"]), requests, answer)))
-    console().print(table)
+        rows.append((str(d["id"])[:8], f"{d['slug']}/{d['task']}", d["status"], d["files"], requests, answer))
+    print_table(columns, rows)
 
 
-@decisions_app.command()
+@decisions_app.command(epilog="git failres decisions propose 3f9a2b")
 def propose(
     decision_id: str = typer.Argument(..., metavar="ID", help="The decision's id (a unique prefix will do)."),
     json_out: bool = typer.Option(False, "--json", help="Print the outcome as JSON."),
@@ -93,7 +93,7 @@ def propose(
         raise typer.Exit(EXIT_NOT_GREEN)
 
 
-@app.command()
+@app.command(rich_help_panel=LOOP, epilog="git failres decide 3f9a2b --scope-files src/util/dates.py")
 def decide(
     decision_id: str = typer.Argument(..., metavar="ID", help="The decision's id (a unique prefix will do)."),
     paths: list[str] = typer.Argument(None, metavar="[PATH...]", help="With --scope-files: the paths to allow."),

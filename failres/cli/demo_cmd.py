@@ -7,12 +7,13 @@ from pathlib import Path
 import typer
 
 from failres.cli import app
+from failres.clidoc.model import HOUSEKEEPING
 from failres.cli.common import console
 
 
-@app.command()
+@app.command(rich_help_panel=HOUSEKEEPING, epilog="git failres demo --keep /tmp/failres-demo")
 def demo(
-    keep: Path = typer.Option(None, "--keep", help="Make the demo repository in DIR and leave it there."),
+    keep: Path = typer.Option(None, "--keep", metavar="DIR", help="Make the demo repository in DIR and leave it there."),
 ) -> None:
     """The whole loop end to end in a throw-away repository: no agent, no network, no setup."""
     from failres.demo import run_demo

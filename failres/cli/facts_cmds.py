@@ -5,15 +5,17 @@ from __future__ import annotations
 import typer
 
 from failres.cli import app
+from failres.clidoc.model import KNOWLEDGE
 from failres.cli.common import console, emit_json, open_context
 from failres.cli.policy_cmds import current_policy
 from lessons.facts import DEFAULT_CONFIDENCE, DEFAULT_SOURCE, fact_timeline, list_facts, set_fact
 
-facts_app = typer.Typer(no_args_is_help=True, help="Project facts that ride in prompts.")
-app.add_typer(facts_app, name="facts")
+facts_app = typer.Typer(no_args_is_help=True, help="Project facts that ride in prompts.",
+                        epilog="git failres facts list --category judge")
+app.add_typer(facts_app, name="facts", rich_help_panel=KNOWLEDGE)
 
 
-@facts_app.command("set")
+@facts_app.command("set", epilog='git failres facts set judge command "bash lib/gates.sh gate0"')
 def set_command(
     category: str = typer.Argument(..., help="The fact's category, e.g. judge."),
     key: str = typer.Argument(..., help="The fact's key within its category, e.g. command."),
@@ -48,7 +50,7 @@ def set_command(
                   "(git failres restore --store facts)", markup=False)
 
 
-@facts_app.command("list")
+@facts_app.command("list", epilog="git failres facts list --category judge")
 def list_command(
     category: str = typer.Option(None, "--category", help="Only this category."),
     json_out: bool = typer.Option(False, "--json", help="Print the facts as a JSON array."),
@@ -62,19 +64,17 @@ def list_command(
     if not rows:
         console().print("no facts recorded" + (f" in {category}" if category else ""), markup=False)
         return
-    from rich.table import Table
+    from failres.cli.tables import Column, print_table
 
-    table = Table()
-    for column in ("fact", "value", "confidence", "confirmed", "source", "since"):
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        note = " (stale)" if row["candidate"] else ""
-        table.add_row(f"{row['category']}/{row['key']}", str(row["value"]), f"{row['effective_confidence']:.2f}{note}",
-                      str(row["confirmation_count"]), str(row["source"]), str(row["valid_from"])[:10])
-    console().print(table)
+    columns = (Column("fact"), Column("confidence"), Column("confirmed", right=True), Column("source"),
+               Column("since"), Column("value", wraps=True))
+    print_table(columns, [(f"{row['category']}/{row['key']}",
+                           f"{row['effective_confidence']:.2f}" + (" (stale)" if row["candidate"] else ""),
+                           row["confirmation_count"], row["source"], str(row["valid_from"])[:10], row["value"])
+                          for row in rows])
 
 
-@facts_app.command("timeline")
+@facts_app.command("timeline", epilog="git failres facts timeline judge command")
 def timeline_command(
     category: str = typer.Argument(..., help="The fact's category."),
     key: str = typer.Argument(..., help="The fact's key."),
@@ -83,11 +83,13 @@ def timeline_command(
     """Every version of one fact, oldest first."""
     ctx = open_context()
     versions = fact_timeline(ctx.store, category, key, current_policy(ctx))
+    if not versions:
+        from failres.errors import UsageError
+
+        msg = f"no fact {category}/{key} is recorded"
+        raise UsageError(msg, hint="git failres facts list shows the facts there are")
     if json_out:
         emit_json(versions)
-        return
-    if not versions:
-        console().print(f"no fact {category}/{key}", markup=False)
         return
     out = console()
     for version in versions:

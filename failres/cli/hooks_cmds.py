@@ -5,10 +5,12 @@ from __future__ import annotations
 import typer
 
 from failres.cli import app
+from failres.clidoc.model import HOUSEKEEPING
 from failres.cli.common import console, emit_json, open_context
 
-hooks_app = typer.Typer(help="Manage the git hooks that stamp landed tasks.", no_args_is_help=True)
-app.add_typer(hooks_app, name="hooks")
+hooks_app = typer.Typer(help="Manage the git hooks that stamp landed tasks.", no_args_is_help=True,
+                        epilog="git failres hooks install")
+app.add_typer(hooks_app, name="hooks", rich_help_panel=HOUSEKEEPING)
 
 
 def _render(report, json_out: bool) -> None:
@@ -24,7 +26,7 @@ def _render(report, json_out: bool) -> None:
         out.print(f"note: {note}", markup=False)
 
 
-@hooks_app.command()
+@hooks_app.command(epilog="git failres hooks install --shared")
 def install(
     shared: bool = typer.Option(False, "--shared", help="Install even where core.hooksPath leaves the repository."),
     json_out: bool = typer.Option(False, "--json", help="Print what was done as JSON."),
@@ -35,7 +37,7 @@ def install(
     _render(install_hooks(open_context().top, shared=shared), json_out)
 
 
-@hooks_app.command()
+@hooks_app.command(epilog="git failres hooks uninstall")
 def uninstall(json_out: bool = typer.Option(False, "--json", help="Print what was done as JSON.")) -> None:
     """Remove failres's hooks and put back the ones they had moved aside."""
     from failres.hooks import uninstall_hooks
@@ -43,7 +45,8 @@ def uninstall(json_out: bool = typer.Option(False, "--json", help="Print what wa
     _render(uninstall_hooks(open_context().top), json_out)
 
 
-@hooks_app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+# Hidden: the installed hook scripts call it; a person never needs to.
+@hooks_app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, hidden=True)
 def run(ctx: typer.Context, hook: str = typer.Argument(..., help="pre-merge-commit or post-merge.")) -> None:
     """Run failres's part of a hook (what the installed scripts call). Always exits 0."""
     from failres.hookrun import run_hook

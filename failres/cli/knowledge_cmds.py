@@ -5,12 +5,13 @@ from __future__ import annotations
 import typer
 
 from failres.cli import app
+from failres.clidoc.model import HOUSEKEEPING
 from failres.cli.common import console, emit_json, open_context
 from failres.cli.policy_cmds import current_policy
 from lessons.capacity import STORES, consolidate, restore_store
 
 
-@app.command("consolidate")
+@app.command("consolidate", rich_help_panel=HOUSEKEEPING, epilog="git failres consolidate --dry-run")
 def consolidate_command(
     all_stores: bool = typer.Option(False, "--all", help="Report every store, not only those at capacity."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print exactly what would move; write nothing."),
@@ -41,7 +42,7 @@ def consolidate_command(
                 out.print(f"  {move['from']} -> {move['to']}", markup=False)
 
 
-@app.command("restore")
+@app.command("restore", rich_help_panel=HOUSEKEEPING, epilog="git failres restore --store lessons --query parser")
 def restore_command(
     store: str = typer.Option(..., "--store", help="The store: " + ", ".join(STORES) + "."),
     query: str = typer.Option("", "--query", help="Only records whose JSON contains this (any case)."),

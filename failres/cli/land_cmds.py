@@ -5,12 +5,13 @@ from __future__ import annotations
 import typer
 
 from failres.cli import app
+from failres.clidoc.model import LOOP
 from failres.cli.common import console, emit_json, open_context
 
 
 def _stamp_document(stamp) -> dict:
     return {"slug": stamp.slug, "task": stamp.task, "commit": stamp.landed_commit, "intHead": stamp.int_head,
-            "landedEvent": stamp.landed_event, "stamped": list(stamp.stamped), "resolved_by": list(stamp.resolved_by),
+            "landedEvent": stamp.landed_event, "stamped": list(stamp.stamped), "resolvedBy": list(stamp.resolved_by),
             "storeCommit": stamp.store_commit}
 
 
@@ -20,7 +21,7 @@ def _stamp_line(stamp) -> str:
     return "no lessons to stamp"
 
 
-@app.command()
+@app.command(rich_help_panel=LOOP, epilog="git failres land release-readiness t1")
 def land(
     slug: str = typer.Argument(..., help="The plan's slug."),
     task: str = typer.Argument(..., help="The task id."),
@@ -40,7 +41,7 @@ def land(
                     f"{_stamp_line(result.stamp)}", markup=False)
 
 
-@app.command()
+@app.command(rich_help_panel=LOOP, epilog="git failres label --json")
 def label(json_out: bool = typer.Option(False, "--json", help="Print what was stamped as JSON.")) -> None:
     """Stamp tasks that reached the integration branch another way (forge merge, squash, rebase)."""
     from failres.label import label_repository

@@ -7,17 +7,18 @@ from pathlib import Path
 import typer
 
 from failres.cli import app
-from failres.cli.common import console, emit_json, open_context
+from failres.clidoc.model import KNOWLEDGE
+from failres.cli.common import camel_case, console, emit_json, open_context
 from failres.cli.policy_cmds import current_policy
 from failres.inert import inert
 from lessons.redact import redact_value
 
 proposals_app = typer.Typer(help="Rule proposals: review, accept or reject what learning proposes.",
-                            no_args_is_help=True)
+                            no_args_is_help=True, epilog="git failres proposals list --status pending")
 rules_app = typer.Typer(help="The rules in force, with each learned rule's measured tally.",
-                        invoke_without_command=True)
-app.add_typer(proposals_app, name="proposals")
-app.add_typer(rules_app, name="rules")
+                        invoke_without_command=True, epilog="git failres rules --domain behavior")
+app.add_typer(proposals_app, name="proposals", rich_help_panel=KNOWLEDGE)
+app.add_typer(rules_app, name="rules", rich_help_panel=KNOWLEDGE)
 
 
 def _warn(text: str) -> None:
@@ -25,7 +26,7 @@ def _warn(text: str) -> None:
     typer.echo(f"warning: {inert(text)}", err=True)
 
 
-@app.command()
+@app.command(rich_help_panel=KNOWLEDGE, epilog="git failres reflect ~/.claude/projects/my-repo")
 def reflect(
     paths: list[Path] = typer.Argument(None, help="Transcript files or directories (default: learning.transcripts, "
                                                   "else Claude Code's folder for this repository)."),
@@ -56,7 +57,7 @@ def reflect(
         out.print("next: git failres learn   (only clean reflections can become rules)", markup=False)
 
 
-@app.command()
+@app.command(rich_help_panel=KNOWLEDGE, epilog="git failres learn --domain behavior")
 def learn(
     domain: str = typer.Option(None, "--domain", help="Learn this domain only (e.g. behavior, code)."),
     json_out: bool = typer.Option(False, "--json", help="Print what was proposed, as a JSON array."),
@@ -87,7 +88,7 @@ def learn(
             out.print(f"  review: git failres proposals show {p.id}", markup=False)
 
 
-@proposals_app.command("list")
+@proposals_app.command("list", epilog="git failres proposals list --status pending")
 def proposals_list(
     status: str = typer.Option(None, "--status", help="Only pending, accepted, rejected or rejected_by_gate."),
     limit: int = typer.Option(None, "--limit", min=1, help="At most this many, the newest (default: policy "
@@ -110,19 +111,16 @@ def proposals_list(
     if not docs:
         console().print("no proposals", markup=False)
         return
-    from rich.table import Table
+    from failres.cli.tables import Column, print_table
 
-    table = Table()
-    for column in ("id", "domain", "status", "mode", "changes", "created", "evidence"):
-        table.add_column(column, overflow="fold")
-    for d in docs:
-        state = d["status"] + (" (stale)" if d["stale"] else "")
-        table.add_row(d["id"], d["domain"], state, d["mode"], str(len(d["changes"])),
-                      str(d["created_at"])[:19].replace("T", " "), d["evidence"])
-    console().print(table)
+    columns = (Column("id"), Column("domain"), Column("status"), Column("mode"), Column("changes", right=True),
+               Column("created"), Column("evidence", wraps=True))
+    print_table(columns, [(d["id"], d["domain"], d["status"] + (" (stale)" if d["stale"] else ""), d["mode"],
+                           len(d["changes"]), str(d["created_at"])[:19].replace("T", " "), d["evidence"])
+                          for d in docs])
 
 
-@proposals_app.command("show")
+@proposals_app.command("show", epilog="git failres proposals show 7c1e0a")
 def proposals_show(
     proposal_id: str = typer.Argument(..., metavar="ID", help="The proposal id (or a unique prefix)."),
     json_out: bool = typer.Option(False, "--json", help="Print the proposal as JSON."),
@@ -150,7 +148,7 @@ def proposals_show(
     out.print(doc["preview"] or "(empty: no rules would ride in prompts)", markup=False)
 
 
-@proposals_app.command("accept")
+@proposals_app.command("accept", epilog="git failres proposals accept 7c1e0a")
 def proposals_accept(
     proposal_id: str = typer.Argument(..., metavar="ID", help="The proposal id (or a unique prefix)."),
     only: list[str] = typer.Option(None, "--only", metavar="RULE",
@@ -173,7 +171,7 @@ def proposals_accept(
                     f"undo: git failres undo {commit[:12]}", markup=False)
 
 
-@proposals_app.command("reject")
+@proposals_app.command("reject", epilog='git failres proposals reject 7c1e0a --reason "too broad"')
 def proposals_reject(
     proposal_id: str = typer.Argument(..., metavar="ID", help="The proposal id (or a unique prefix)."),
     reason: str = typer.Option(..., "--reason", help="Why: recorded with the proposal."),
@@ -212,7 +210,8 @@ def rules(
               f"budget of {over['max_rules']} rules and {over['max_chars']} characters; prompts leave out "
               f"{len(over['dropped'])}: {dropped}")
     if json_out:
-        emit_json(view)
+        # The view's own fields are camelCase (docs/json.md); the rule records inside keep theirs.
+        emit_json(camel_case(view, frozenset({"domains", "dropped"})))
         return
     out = console()
     if not view["block"]:
@@ -223,22 +222,22 @@ def rules(
     learned = [(d["domain"], r) for d in view["domains"] for r in d["learned"]]
     if not learned:
         return
-    from rich.table import Table
+    from failres.cli.tables import Column, print_table
 
-    table = Table(title="learned rules")
-    for column in ("domain", "id", "state", "evidence", "seen", "committed", "quarantined", "text"):
-        table.add_column(column, overflow="fold")
+    rows = []
     for name, rule in learned:
         tally = rule["tally"] or {}
         state = "active" if rule["in_prompts"] else "over budget" if rule["active"] else (
             "retired" if rule.get("retired_at") else "disabled")
-        table.add_row(name, rule.get("id", ""), state, str(rule.get("based_on_count") or ""),
-                      str(tally.get("observations", 0)),
-                      str(tally.get("committed", 0)), str(tally.get("quarantined", 0)), rule["text"])
-    out.print(table)
+        rows.append((name, rule.get("id", ""), state, rule.get("based_on_count") or "", tally.get("observations", 0),
+                     tally.get("committed", 0), tally.get("quarantined", 0), rule["text"]))
+    columns = (Column("domain"), Column("id"), Column("state"), Column("evidence", right=True),
+               Column("seen", right=True), Column("committed", right=True), Column("quarantined", right=True),
+               Column("text", wraps=True))
+    print_table(columns, rows, title="learned rules")
 
 
-@rules_app.command("retire")
+@rules_app.command("retire", epilog='git failres rules retire r-3f9a --reason "no longer true"')
 def rules_retire(
     rule_id: str = typer.Argument(..., metavar="RULE_ID", help="The learned rule's id (see `git failres rules`)."),
     reason: str = typer.Option(..., "--reason", help="Why it should stop riding in prompts."),

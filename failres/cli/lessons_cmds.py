@@ -7,31 +7,49 @@ from pathlib import Path
 import typer
 
 from failres.cli import app
-from failres.cli.common import cell, console, echo_text, emit_json, open_context
+from failres.clidoc.model import LESSONS
+from failres.cli.common import console, echo_text, emit_json, open_context
 from failres.errors import UsageError
 
-lessons_app = typer.Typer(help="Read lessons (what each quarantine taught) and import them.", no_args_is_help=True)
-app.add_typer(lessons_app, name="lessons")
+lessons_app = typer.Typer(help="Read lessons (what each quarantine taught) and import them.", no_args_is_help=True,
+                          epilog="git failres lessons list --unresolved")
+app.add_typer(lessons_app, name="lessons", rich_help_panel=LESSONS)
 
 
 def _when(ts: object) -> str:
     return str(ts or "")[:19].replace("T", " ")
 
 
-def _table(lessons: list[dict], title: str):
-    from rich.table import Table
+def _print_lessons(lessons: list[dict]) -> None:
+    from failres.cli.tables import Column, print_table
 
-    table = Table(title=title)
-    for column in ("id", "when", "task", "class", "resolved by", "signature"):
-        table.add_column(column, overflow="fold")
+    rows = []
     for lesson in lessons:
         resolved = lesson.get("resolved_by")
-        # Lesson text is data: "[...]" and escape sequences in it print as written, never obeyed.
-        table.add_row(*map(cell, (str(lesson.get("id", ""))[:8], _when(lesson.get("ts")),
-                                  f"{lesson.get('slug')}/{lesson.get('task')}", str(lesson.get("failClass", "")),
-                                  ", ".join(resolved) if isinstance(resolved, list) else "(unresolved)",
-                                  str(lesson.get("signature", "")))))
-    return table
+        rows.append((str(lesson.get("id", ""))[:8], _when(lesson.get("ts")), f"{lesson.get('slug')}/{lesson.get('task')}",
+                     lesson.get("failClass"), resolved if isinstance(resolved, list) else "(unresolved)",
+                     lesson.get("signature")))
+    columns = (Column("id"), Column("when"), Column("task"), Column("class"), Column("resolved by"),
+               Column("signature", wraps=True))
+    print_table(columns, rows)
+
+
+def _require_known(store, slug: str | None, task: str | None) -> None:
+    """An empty listing for a slug or task that neither a lesson nor the journal knows is a
+    typo: say so (exit 2). A known task without lessons is an empty answer (exit 0)."""
+    from failres.journal import list_slugs, read_journal
+    from lessons.retrieval import LessonFilter, list_lessons
+
+    slugs = list_slugs(store)
+    if slug and slug not in slugs and not list_lessons(store, LessonFilter(slug=slug), 1):
+        msg = f'no plan "{slug}" is known here: no task of it ran and no lesson names it'
+        raise UsageError(msg, hint="git failres status lists the plans and tasks that ran")
+    if task and not list_lessons(store, LessonFilter(slug=slug, task=task), 1):
+        ran = any(read_journal(store, name).for_task(task) for name in ([slug] if slug else slugs))
+        if not ran:
+            where = f'plan "{slug}"' if slug else "any plan"
+            msg = f'no task "{task}" of {where} is known here: it never ran and no lesson names it'
+            raise UsageError(msg, hint="git failres status lists the plans and tasks that ran")
 
 
 def _limit(value: int | None) -> int | None:
@@ -41,7 +59,7 @@ def _limit(value: int | None) -> int | None:
     return value
 
 
-@lessons_app.command("list")
+@lessons_app.command("list", epilog="git failres lessons list --unresolved")
 def list_(
     slug: str = typer.Option(None, "--slug", help="Only this plan's lessons."),
     task: str = typer.Option(None, "--task", help="Only this task's lessons."),
@@ -58,16 +76,18 @@ def list_(
     ctx = open_context()
     which = LessonFilter(slug=slug, task=task, fail_class=fail_class, unresolved=unresolved)
     found = list_lessons(ctx.store, which, _limit(limit) or current_policy(ctx).list_limit)
+    if not found and (slug or task):
+        _require_known(ctx.store, slug, task)
     if json_out:
         emit_json([lesson_document(lesson) for lesson in found])
         return
     if not found:
         console().print("no lessons match")
         return
-    console().print(_table(found, "lessons"))
+    _print_lessons(found)
 
 
-@lessons_app.command()
+@lessons_app.command(epilog="git failres lessons show 3f9a2b --diff")
 def show(
     lesson_id: str = typer.Argument(..., metavar="ID", help="The lesson's id (a unique prefix will do)."),
     diff: bool = typer.Option(False, "--diff", help="Print its snapshot's diff against its integration head."),
@@ -91,15 +111,21 @@ def show(
         return
     if bundle is not None:
         return
+    from failres.cli.tables import as_text
+
     out = console()
     for key in sorted(lesson):
         value = lesson[key]
-        if isinstance(value, list):
-            value = ", ".join(str(v) for v in value)
-        out.print(f"{key}: {value}", markup=False)
+        if key == "message" and isinstance(value, str) and "\n" in value.strip():
+            # The message is the one field whose lines matter: it is printed whole, indented.
+            out.print(f"{key}:", markup=False)
+            for line in value.strip().splitlines():
+                out.print(f"  {line}", markup=False)
+            continue
+        out.print(f"{key}: {as_text(value)}", markup=False)
 
 
-@lessons_app.command()
+@lessons_app.command(epilog="git failres lessons relevant --fail-class gate-not-green-after-fixer")
 def relevant(
     fail_class: str = typer.Option(..., "--fail-class", help="The failure class at hand."),
     limit: int = typer.Option(None, "--limit", help="At most this many (default: policy lessons_per_prompt)."),
@@ -118,10 +144,10 @@ def relevant(
     if not found:
         console().print(f"no resolved lessons of {fail_class}", markup=False)
         return
-    console().print(_table(found, f"resolved lessons of {fail_class}"))
+    _print_lessons(found)
 
 
-@lessons_app.command("import")
+@lessons_app.command("import", epilog="git failres lessons import other-harness.jsonl")
 def import_(
     files: list[Path] = typer.Argument(..., metavar="FILE...", help="JSONL files, one lesson a line."),
     json_out: bool = typer.Option(False, "--json", help="Print what was imported as JSON."),

@@ -8,10 +8,11 @@ import typer
 
 from failres.cli import app
 from failres.cli.common import emit_json, open_context
+from failres.clidoc.model import LOOP
 from failres.inert import inert
 
 
-@app.command()
+@app.command(rich_help_panel=LOOP, epilog="git failres logs release-readiness t1 --attempt 2")
 def logs(
     slug: str = typer.Argument(..., help="The plan's slug."),
     task: str = typer.Argument(..., help="The task id."),

@@ -7,13 +7,14 @@ import os
 import typer
 
 from failres.cli import app
+from failres.clidoc.model import KNOWLEDGE
 from failres.cli.common import Context, console, emit_json, open_context
 from failres.config import effective_policy_of
 from failres.engine.taxonomy import UserRule, render_rung_table, rung_table
 from lessons.policy import EffectivePolicy, Policy
 
-policy_app = typer.Typer(no_args_is_help=True, help="The knowledge policy in force.")
-app.add_typer(policy_app, name="policy")
+policy_app = typer.Typer(no_args_is_help=True, help="The knowledge policy in force.", epilog="git failres policy show")
+app.add_typer(policy_app, name="policy", rich_help_panel=KNOWLEDGE)
 
 
 def policy_in_force(ctx: Context) -> EffectivePolicy:
@@ -38,33 +39,29 @@ def _shown(value: object) -> str:
     return str(value)
 
 
-@policy_app.command("show")
+@policy_app.command("show", epilog="git failres policy show --json")
 def show(json_out: bool = typer.Option(False, "--json", help="Print the policy and the rung table as JSON.")) -> None:
     """The effective policy, where each value came from (default, file, env), and the rung table."""
     document = policy_document(open_context())
     if json_out:
         emit_json(document)
         return
-    from rich.table import Table
+    from failres.cli.tables import Column, print_table
 
-    table = Table(title="knowledge policy")
-    for column in ("key", "value", "source", "meaning"):
-        table.add_column(column, overflow="fold")
-    for row in document["policy"]:  # type: ignore[union-attr]
-        source = row["source"] if row["source"] == "default" else f"{row['source']} ({row['from']})"
-        table.add_row(str(row["key"]), _shown(row["value"]), source, str(row["meaning"]))
-    rungs = Table(title="failure classes and their rungs")
-    for column in ("class", "rung", "action", "source", "description"):
-        rungs.add_column(column, overflow="fold")
-    for row in document["rungs"]:  # type: ignore[union-attr]
-        rungs.add_row(str(row["failClass"]), str(row["rung"]), str(row["action"]), str(row["source"]),
-                      str(row["description"]))
-    out = console()
-    out.print(table)
-    out.print(rungs)
+    print_table((Column("key"), Column("value"), Column("source"), Column("meaning", wraps=True)),
+                [(row["key"], _shown(row["value"]),
+                  row["source"] if row["source"] == "default" else f"{row['source']} ({row['from']})", row["meaning"])
+                 for row in document["policy"]],  # type: ignore[union-attr]
+                title="knowledge policy")
+    console().print("")
+    print_table((Column("class"), Column("rung", right=True), Column("action"), Column("source"),
+                 Column("description", wraps=True)),
+                [(row["failClass"], row["rung"], row["action"], row["source"], row["description"])
+                 for row in document["rungs"]],  # type: ignore[union-attr]
+                title="failure classes and their rungs")
 
 
-@policy_app.command("validate")
+@policy_app.command("validate", epilog="FAILRES_POLICY_MAX_LESSONS=100 git failres policy validate")
 def validate(json_out: bool = typer.Option(False, "--json", help="Print the verdict as JSON.")) -> None:
     """Check the configuration and FAILRES_POLICY_* overrides; exit 2 naming the first bad key."""
     ctx = open_context()

@@ -8,17 +8,15 @@ import typer
 
 from failres.cli import app
 from failres.cli.common import console, emit_json, err_console, open_context
+from failres.clidoc.model import LESSONS
 from failres.errors import UsageError
 
 
 def write_page(path: Path, page: str) -> None:
-    """Write the page whole (through a temporary file beside it) or not at all; UsageError saying why."""
-    if path.is_dir():
-        msg = f"--html {path}: is a directory"
-        raise UsageError(msg, hint="name a file, e.g. --html report.html")
-    if not path.parent.is_dir():
-        msg = f"--html {path}: the directory {path.parent} does not exist"
-        raise UsageError(msg, hint="create it first, or name a file in an existing directory")
+    """Write the page whole (through a temporary file beside it) or not at all; UsageError saying why.
+
+    Where it goes was checked before the report was built (`_html_target`); this is
+    what can still fail while writing (a full disk, a permission)."""
     tmp = path.with_name(path.name + ".tmp")
     try:
         tmp.write_text(page, encoding="utf-8")
@@ -33,7 +31,68 @@ def _percent(rate: float | None) -> str:
     return "—" if rate is None else f"{rate * 100:.0f}%"
 
 
-@app.command()
+def _html_target(path: Path) -> Path:
+    """Where the HTML goes; refused before anything is read or written when it cannot go there."""
+    target = path.expanduser()
+    if target.is_dir():
+        msg = f"--html {path}: is a directory"
+        raise UsageError(msg, hint="name the file to write, e.g. --html report.html")
+    if not target.parent.is_dir():
+        msg = f"--html {path}: the directory {target.parent} does not exist"
+        raise UsageError(msg, hint="create it first, or name a file in an existing directory")
+    return target
+
+
+def _print_report(data: dict) -> None:
+    from failres.cli.tables import Column, print_table
+    from failres.report_html import duration
+
+    out = console()
+    header = data["header"]
+    period = header["period"]
+    span = f"{period['from'][:16].replace('T', ' ')} – {period['to'][:16].replace('T', ' ')} UTC" if period["from"] \
+        else "no runs yet"
+    out.print(f"{header['repository']} ({header['branch']}), {span}", markup=False)
+    out.print("")
+    print_table((Column("task"), Column("state"), Column("runs", right=True), Column("dispatches", right=True),
+                 Column("agent time", right=True), Column("gate time", right=True), Column("last failure")),
+                [(f"{r['slug']}/{r['task']}", r["state"], r["attempts"], r["dispatches"], duration(r["agentSeconds"]),
+                  duration(r["gateSeconds"]), r["lastFailClass"]) for r in data["tasks"]["table"]],
+                title="Tasks")
+    for title, rows in (("Quarantines by failure class", data["quarantines"]["byFailClass"]),
+                        ("Quarantines by package", data["quarantines"]["byPackage"]),
+                        ("What resolved them", data["resolutions"]["byReason"])):
+        out.print("")
+        print_table((Column("name"), Column("count", right=True)), [(r["name"], r["count"]) for r in rows] or
+                    [("(none)", 0)], title=title)
+    out.print("")
+    print_table((Column("ended"), Column("runs", right=True), Column("dispatches", right=True),
+                 Column("agent time", right=True)),
+                [(r["name"], r["runs"], r["dispatches"], duration(r["agentSeconds"])) for r in data["cost"]["byOutcome"]],
+                title="What it cost, by how each run ended")
+    lessons = data["lessons"]
+    if lessons["unresolved"]:
+        out.print("")
+        print_table((Column("lesson"), Column("task"), Column("class"), Column("message", wraps=True)),
+                    [(l["id"][:8], f"{l['slug']}/{l['task']}", l["failClass"], l["message"])
+                     for l in lessons["unresolved"]], title="Unresolved lessons")
+    repair, stop, land, spent = data["repair"], data["stopLoss"], data["timeToLand"], data["cost"]
+    out.print("")
+    out.print(f"repair success: {_percent(repair['rate'])} ({repair['repaired']} of {repair['runsWithFixer']} runs "
+              "with a fixer went green)", markup=False)
+    out.print(f"cost: {spent['dispatches']} dispatches, agent time {duration(spent['agentSeconds'])}, "
+              f"gate time {duration(spent['gateSeconds'])}", markup=False)
+    out.print(f"stop-loss: {stop['runsStopped']} runs stopped, {stop['dispatchesNotMade']} dispatches not made",
+              markup=False)
+    median = land["medianSeconds"]
+    out.print("first quarantine to landing: " + ("—" if median is None else f"median {duration(median)} over "
+                                                  f"{land['tasks']} tasks"), markup=False)
+    out.print(f"open decisions: {len(data['openDecisions'])}", markup=False)
+    for d in data["openDecisions"]:
+        out.print(f"  {d['id']}  {d['slug']}/{d['task']}  {', '.join(d['files'])}", markup=False)
+
+
+@app.command(rich_help_panel=LESSONS, epilog="git failres report --html report.html")
 def report(
     json_out: bool = typer.Option(False, "--json", help="Print the report as one JSON document."),
     html: Path = typer.Option(None, "--html", help="Also write a self-contained HTML report to this file."),
@@ -41,44 +100,21 @@ def report(
     """What failed, what resolved it, what it cost."""
     from failres.report import load_report
 
+    target = _html_target(html) if html is not None else None
     ctx = open_context()
-    data, problems = load_report(ctx.store)
+    data, problems = load_report(ctx.store, repository=str(ctx.top), branch=ctx.config.integration.branch)
     for problem in problems:
         err_console().print(f"warning: skipped unreadable record {problem}", markup=False)
-    if html is not None:
+    if target is not None:
+        from datetime import UTC, datetime
+
         from failres.report_html import render_html
 
-        write_page(html, render_html(data))
+        generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        write_page(target, render_html(data, generated_at=generated))
     if json_out:
         emit_json(data)
         return
-    from rich.table import Table
-
-    out = console()
-
-    def table(title: str, rows: list[dict]) -> None:
-        t = Table(title=title, title_justify="left")
-        t.add_column("")
-        t.add_column("count", justify="right")
-        for row in rows:
-            t.add_row(str(row["name"]), str(row["count"]))
-        if not rows:
-            t.add_row("(none)", "0")
-        out.print(t)
-
-    table("Tasks by state", data["tasks"]["byState"])
-    table("Quarantines by failure class", data["quarantines"]["byFailClass"])
-    table("Quarantines by package", data["quarantines"]["byPackage"])
-    table("What resolved them", data["resolutions"]["byReason"])
-    repair, stop, land = data["repair"], data["stopLoss"], data["timeToLand"]
-    out.print(f"repair success: {_percent(repair['rate'])} ({repair['repaired']} of {repair['runsWithFixer']} runs "
-              f"with a fixer went green)")
-    out.print(f"stop-loss: {stop['runsStopped']} runs stopped, {stop['dispatchesNotMade']} dispatches not made")
-    median = land["medianSeconds"]
-    out.print("first quarantine to landing: " + ("—" if median is None else f"median {median:.0f} s over "
-                                                  f"{land['tasks']} tasks"))
-    out.print(f"open decisions: {len(data['openDecisions'])}")
-    for d in data["openDecisions"]:
-        out.print(f"  {d['id']}  {d['slug']}/{d['task']}  {', '.join(d['files'])}", markup=False)
-    if html is not None:
-        out.print(f"wrote {html}")
+    _print_report(data)
+    if target is not None:
+        console().print(f"\nwrote {target}", markup=False)

@@ -7,17 +7,20 @@ from pathlib import Path
 import typer
 
 from failres.cli import app
-from failres.cli.common import cell, console, echo_text, emit_json, open_context
+from failres.clidoc.model import LOOP
+from failres.cli.common import console, echo_text, emit_json, open_context
 from failres.errors import EXIT_NOT_GREEN
 
 
-@app.command()
+@app.command(rich_help_panel=LOOP, epilog="git failres run plan.toml --task t1")
 def run(
     plan: Path = typer.Argument(..., help="The plan file (TOML)."),
     task: list[str] = typer.Option([], "--task", help="Run only this task (repeatable)."),
     patch: Path = typer.Option(None, "--patch", help="Apply this approved patch exactly; never repaired."),
     force: bool = typer.Option(False, "--force", help="With --patch: replace a committed or landed task's commit."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Check the plan against the configuration and the "
+                                                          "repository; dispatch nothing, write nothing."),
     json_out: bool = typer.Option(False, "--json", help="Print each task's outcome as JSON."),
 ) -> None:
     """Run (or resume) a plan's tasks through the loop. Exit 1 if any task is not committed.
@@ -29,6 +32,9 @@ def run(
     from failres.engine.run import engine_for, outcome_document, progress_for, run_plan_file
 
     ctx = open_context()
+    if dry_run:
+        _dry_run(ctx, plan, task, patch, json_out)
+        return
     progress = progress_for(quiet=quiet or json_out)
     engine = engine_for(ctx, progress)
     try:
@@ -56,7 +62,32 @@ def run(
         raise typer.Exit(EXIT_NOT_GREEN)
 
 
-@app.command()
+def _dry_run(ctx, plan_path: Path, task_ids: list[str], patch: Path | None, json_out: bool) -> None:
+    from failres.errors import EXIT_BAD_INPUT
+    from failres.plan import load_plan
+    from failres.plan_check import check_plan, read_repo_facts
+
+    plan = load_plan(plan_path, ctx.config)
+    checked = check_plan(plan, ctx.config, read_repo_facts(ctx.top, ctx.repo, ctx.store, ctx.config, plan),
+                         task_ids=task_ids, patch=patch is not None)
+    if json_out:
+        emit_json(checked.document())
+    else:
+        from failres.cli.tables import Column, print_table
+
+        out = console()
+        out.print(f"plan {checked.slug} ({checked.plan}): nothing was dispatched or written", markup=False)
+        print_table((Column("task"), Column("would"), Column("gate"), Column("scope"), Column("why", wraps=True)),
+                    [(t.task, t.action, t.gate, f"{len(t.files)} entr{'y' if len(t.files) == 1 else 'ies'}, "
+                      f"{t.matched} file{'' if t.matched == 1 else 's'}", t.reason) for t in checked.tasks])
+        for problem in checked.problems:
+            out.print(f"{problem.level}: {problem.subject}: {problem.message}", markup=False)
+        out.print("the plan can run" if checked.ok else "the plan cannot run as it is", markup=False)
+    if not checked.ok:
+        raise typer.Exit(EXIT_BAD_INPUT)
+
+
+@app.command(rich_help_panel=LOOP, epilog="git failres status release-readiness --json")
 def status(
     slug: str = typer.Argument(None, help="Only this plan's tasks."),
     json_out: bool = typer.Option(False, "--json", help="Print an array of {slug, task, state, ...}."),
@@ -64,7 +95,11 @@ def status(
     """Each task's state, as the journal tells it."""
     from failres.engine.run import task_statuses
 
+    from failres.known import journal_of
+
     ctx = open_context()
+    if slug is not None:
+        journal_of(ctx.store, slug)  # an unknown slug is a typo, not an empty plan
     rows = task_statuses(ctx.store, slug)
     if json_out:
         emit_json(rows)
@@ -72,22 +107,19 @@ def status(
     if not rows:
         console().print("no tasks have run yet" + (f" for {slug}" if slug else ""))
         return
-    from rich.table import Table
+    from failres.cli.tables import Column, print_table
 
-    table = Table()
-    for column in ("slug", "task", "state", "quarantines", "last failure", "updated"):
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        table.add_row(*map(cell, (row["slug"], row["task"], row["state"], str(row["quarantines"]),
-                                  row["lastFailClass"] or "", (row["updated"] or "")[:19].replace("T", " "))))
-    console().print(table)
+    columns = (Column("slug"), Column("task"), Column("state"), Column("quarantines", right=True),
+               Column("last failure"), Column("updated"))
+    print_table(columns, [(row["slug"], row["task"], row["state"], row["quarantines"], row["lastFailClass"],
+                           (row["updated"] or "")[:19].replace("T", " ")) for row in rows])
 
 
-@app.command()
+@app.command(rich_help_panel=LOOP, epilog="git failres prompt release-readiness t1 --mode fix")
 def prompt(
     slug: str = typer.Argument(..., help="The plan's slug."),
     task: str = typer.Argument(..., help="The task id."),
-    mode: str = typer.Option("implement", "--mode", help="implement | fix"),
+    mode: str = typer.Option("implement", "--mode", metavar="implement|fix", help="Which seat's prompt."),
     plan: Path = typer.Option(None, "--plan", help="The plan file (default: found by slug in the journal)."),
 ) -> None:
     """Print the exact prompt that seat would get now."""

@@ -5,12 +5,14 @@ from __future__ import annotations
 import typer
 
 from failres.cli import app
+from failres.clidoc.model import HOUSEKEEPING, LOOP
 from failres.cli.common import console, emit_json, open_context
 
 
-@app.command()
+@app.command(rich_help_panel=LOOP, epilog="git failres init")
 def init(
     force: bool = typer.Option(False, "--force", help="Overwrite an existing .failres.toml."),
+    full: bool = typer.Option(False, "--full", help="Write every key with its default and what it does, commented."),
     no_hooks: bool = typer.Option(False, "--no-hooks", help="Do not install the merge hooks."),
     agent: str = typer.Option(None, "--agent", metavar="claude|codex|aider|script",
                               help="Also write a working gate, binding and seats for this agent."),
@@ -19,11 +21,13 @@ def init(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Write .failres.toml, create the store ref, install the hooks."""
-    from failres.setup import check_agent, init_repository
+    from failres.setup import check_agent, init_repository, next_steps
 
     check_agent(agent)  # before anything is opened or written
     ctx = open_context()
-    result = init_repository(ctx.top, force=force, hooks=not no_hooks, agent=agent, new_store=new_store)
+    result = init_repository(ctx.top, force=force, hooks=not no_hooks, agent=agent, new_store=new_store,
+                             full=full)
+    steps = next_steps(result.config_path.name, agent if result.wrote_config else None)
     document = {
         "config": str(result.config_path),
         "wroteConfig": result.wrote_config,
@@ -34,6 +38,7 @@ def init(
             "installed": {a.hook: a.action for a in result.hooks.actions},
         },
         "hooksProblem": result.hooks_problem,
+        "nextSteps": list(steps),
     }
     if json_out:
         emit_json(document)
@@ -51,10 +56,13 @@ def init(
             out.print(f"note: {note}", markup=False)
     elif result.hooks_problem:
         out.print(f"hooks not installed: {result.hooks_problem}", markup=False)
-    out.print(f"read it with: git log -p {result.store_ref}")
+    out.print(f"read it with: git log -p {result.store_ref}", markup=False)
+    out.print("\nnext:", markup=False)
+    for number, step in enumerate(steps, 1):
+        out.print(f"  {number}. {step}", markup=False)
 
 
-@app.command()
+@app.command(rich_help_panel=HOUSEKEEPING, epilog="git failres undo 1a2b3c4")
 def undo(
     commit: str = typer.Argument(..., help="The store commit to revert (as git names it)."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),

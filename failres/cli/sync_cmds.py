@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from failres.cli import app
+from failres.clidoc.model import HOUSEKEEPING
 from failres.cli.common import console, emit_json, open_context
 from failres.sync import SyncResult, default_remote, sync_store, upstream_remote
 
@@ -40,7 +41,7 @@ def describe(result: SyncResult) -> list[str]:
     return lines
 
 
-@app.command()
+@app.command(rich_help_panel=HOUSEKEEPING, epilog="git failres sync origin")
 def sync(
     remote: str = typer.Argument(None, help="The remote (default: integration.remote, else the "
                                             "integration branch's upstream, else origin)."),

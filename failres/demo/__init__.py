@@ -36,11 +36,18 @@ class DemoResult:
     steps: list[str] = field(default_factory=list)
 
 
+# What the demo needs beside the project (the scripted agents and the plan), kept in the
+# repository's top but out of its history and of `git status` (git's own exclude file).
+SUPPORT = ".failres-demo"
+
+
 class Demo:
     def __init__(self, root: Path, say: Callable[[str], None]) -> None:
         self.root = root
-        self.repo = root / "repo"
-        self.agents = root / "agents"
+        self.repo = root
+        self.support = root / SUPPORT
+        self.agents = self.support / "agents"
+        self.plan = self.support / "plan.toml"
         self.say = say
         # The demo repository has its own identity: a fresh machine has none, and the
         # person's own must not sign a throw-away project.
@@ -69,7 +76,7 @@ class Demo:
         return json.loads(self.failres(*args, "--json", show=show, expect=expect).stdout)
 
     def run_task(self, task: str) -> dict:
-        outcome = self.failres_json("run", "../plan.toml", "--task", task, expect=(0, 1))[0]
+        outcome = self.failres_json("run", f"{SUPPORT}/plan.toml", "--task", task, expect=(0, 1))[0]
         line = f"{task}: [bold]{outcome['state']}[/bold]"
         if outcome.get("failClass"):
             line += f" ({outcome['failClass']})"
@@ -89,22 +96,22 @@ class Demo:
     # ── the story ────────────────────────────────────────────────────────
 
     def setup(self) -> None:
-        self.repo.mkdir(parents=True)
-        self.agents.mkdir()
+        self.repo.mkdir(parents=True, exist_ok=True)
         for path, text in FILES.items():
             (self.repo / path).parent.mkdir(parents=True, exist_ok=True)
             (self.repo / path).write_text(text)
+        self.git("init", "-q", "-b", "main")
+        # The configuration and the demo's own files stay out of the project's history, so
+        # changing a binding later is a binding change and nothing else.
+        with (self.repo / ".git" / "info" / "exclude").open("a") as exclude:
+            exclude.write(f".failres.toml\n/{SUPPORT}/\n")
+        self.git("add", ".")
+        self.git("commit", "-q", "-m", "calc: a tiny package with four bugs")
+        self.agents.mkdir(parents=True)
         (self.agents / "agent.py").write_text(Path(__file__).with_name("agent.py").read_text())
         (self.agents / "health.py").write_text(HEALTH)
         (self.agents / "script.json").write_text(json.dumps(agent_script(), indent=2))
-        (self.root / "plan.toml").write_text(PLAN)
-        self.git("init", "-q", "-b", "main")
-        self.git("add", ".")
-        self.git("commit", "-q", "-m", "calc: a tiny package with four bugs")
-        # The configuration stays out of the project's history (git's own exclude file), so
-        # changing a binding later is a binding change and nothing else.
-        with (self.repo / ".git" / "info" / "exclude").open("a") as exclude:
-            exclude.write(".failres.toml\n")
+        self.plan.write_text(PLAN)
         self.failres("init", "--force", show=False)
         (self.repo / ".failres.toml").write_text(config_text(str(self.agents)))
         self.failres("hooks", "install", show=False)
@@ -120,13 +127,13 @@ class Demo:
         self.run_task("t1")
         self.failres("land", "demo", "t1")
         stamped = self.lesson_of("t1")
-        self.say(f"   landed; lesson {stamped['id'][:8]} resolved_by = {stamped['resolved_by']}")
+        self.say(f"   landed; lesson {stamped['id'][:8]} resolved by {', '.join(stamped['resolved_by'])}")
 
     def scope_violation_and_a_decision(self) -> None:
         self.heading(3, "A seat edits a file outside its scope: undone, one constrained retry, a SCOPE-REQUEST")
         self.run_task("t2")
         violation = self.events("t2", "scope-violation")[0]
-        self.say(f"   the scope guard rejected {violation['files']} and restored the worktree")
+        self.say(f"   the scope guard rejected {', '.join(violation['files'])} and restored the worktree")
         decision = self.failres_json("decisions", "--open", show=False)[0]
         request = decision["requests"][0] if decision["requests"] else {"file": "?", "reason": ""}
         self.say(f"   decision {decision['id'][:8]} asks: may t2 touch {request['file']}? ({request['reason']})")
@@ -136,7 +143,7 @@ class Demo:
         self.say("   [dim]$ git merge --no-ff failres/demo/t2[/dim]   (a plain merge; the hook stamps the lesson)")
         self.git("merge", "-q", "--no-ff", "-m", "Merge t2: the mean of nothing is 0", "failres/demo/t2")
         stamped = self.lesson_of("t2")
-        self.say(f"   landed; lesson {stamped['id'][:8]} resolved_by = {stamped['resolved_by']}")
+        self.say(f"   landed; lesson {stamped['id'][:8]} resolved by {', '.join(stamped['resolved_by'])}")
 
     def engine_down(self) -> None:
         self.heading(5, "The agent's engine is down: probe, wait, retry — no blind rerun")
@@ -186,6 +193,9 @@ def run_demo(keep: Path | None = None, say: Callable[[str], None] = print) -> De
     started = time.monotonic()
     if keep is not None:
         keep = keep.resolve()
+        if keep.exists() and not keep.is_dir():
+            msg = f"{keep} exists and is not a directory"
+            raise UsageError(msg, hint="give --keep a new or empty directory")
         if keep.exists() and any(keep.iterdir()):
             msg = f"{keep} exists and is not empty"
             raise UsageError(msg, hint="give --keep a new or empty directory")
@@ -208,6 +218,6 @@ def run_demo(keep: Path | None = None, say: Callable[[str], None] = print) -> De
             shutil.rmtree(root, ignore_errors=True)
         raise
     if keep is None:
-        say(f"\n(a throw-away repository under {root}: `rm -rf {shlex.quote(str(root))}` when done; "
+        say(f"\n(a throw-away repository at {root}: `rm -rf {shlex.quote(str(root))}` when done; "
             "`--keep DIR` puts it where you like)")
     return DemoResult(root, demo.repo, keep is not None, time.monotonic() - started)

@@ -1,0 +1,44 @@
+"""`gc [--dry-run]`: remove what landed tasks no longer need."""
+
+from __future__ import annotations
+
+import typer
+
+from failres.cli import app
+from failres.cli.common import console, emit_json, open_context
+from failres.clidoc.model import HOUSEKEEPING
+
+_NOUNS = {"branch": ("merged task branch", "merged task branches"), "workspace": ("workspace", "workspaces"),
+          "snapshot": ("snapshot ref", "snapshot refs"), "stale-record": ("stale workspace record",
+                                                                         "stale workspace records")}
+
+
+def summary(counts: dict[str, int], dry_run: bool) -> str:
+    parts = [f"{n} {_NOUNS[kind][n != 1]}" for kind, n in counts.items() if n]
+    verb = "would remove" if dry_run else "removed"
+    return f"{verb} {', '.join(parts)}" if parts else "nothing to remove"
+
+
+@app.command(rich_help_panel=HOUSEKEEPING, epilog="git failres gc --dry-run")
+def gc(
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be removed; remove nothing."),
+    json_out: bool = typer.Option(False, "--json", help="Print what was (or would be) removed as JSON."),
+) -> None:
+    """Remove what landed tasks no longer need: merged task branches, their workspaces, old snapshot refs."""
+    from failres.cli.policy_cmds import current_policy
+    from failres.housekeeping import collect_garbage
+
+    ctx = open_context()
+    policy = current_policy(ctx)
+    result = collect_garbage(ctx.top, ctx.repo, ctx.store, ctx.config.integration.branch,
+                             policy.snapshot_retention_days, dry_run=dry_run)
+    if json_out:
+        emit_json(result.document())
+        return
+    out = console()
+    verb = "would remove" if dry_run else "removed"
+    for item in result.removed:
+        out.print(f"{verb} {item.kind} {item.name}  ({item.reason})", markup=False)
+    for item in result.kept:
+        out.print(f"kept {item.kind} {item.name}  ({item.reason})", markup=False)
+    out.print(summary(result.counts(), dry_run), markup=False)
