@@ -38,7 +38,7 @@ from lessons.retrieval import relevant_lessons  # noqa: E402
 from lessons.store import Store  # noqa: E402
 
 ROWS = ("store append", "append at big vs small", "retrieval at big vs small", "scope check", "hook overhead",
-        "sync of diverged stores", "tab completion")
+        "sync of diverged stores", "tab completion", "tasks at once")
 
 
 @dataclass(frozen=True)
@@ -50,12 +50,14 @@ class Sizes:
     scope_files_per_directory: int  # x 500 directories; 100 is the real 50,000
     rounds: int  # best-of / median-of repetitions
     sync_records: int  # per side
+    job_tasks: int = 8  # tasks of the --jobs row, each a seat of job_seconds
+    job_seconds: float = 5.0
 
 
 FULL = Sizes(appends=300, small=1_000, big=100_000, queries=50, scope_files_per_directory=100, rounds=15,
              sync_records=10_000)
 QUICK = Sizes(appends=10, small=100, big=1_000, queries=5, scope_files_per_directory=8, rounds=2,
-              sync_records=200)
+              sync_records=200, job_tasks=4, job_seconds=0.5)
 
 
 @dataclass(frozen=True)
@@ -212,6 +214,14 @@ def render(rows: list[Row], quick: bool) -> str:
     return "\n".join(lines)
 
 
+def jobs_row(sizes: Sizes) -> Row:
+    import bench_jobs
+
+    serial, parallel = bench_jobs.measure(sizes.job_tasks, sizes.job_seconds, 4)
+    return Row(ROWS[7], f"run --jobs 4, {sizes.job_tasks} tasks of {sizes.job_seconds:g} s", f"{parallel:.1f} s",
+               f"--jobs 1 {serial:.1f} s", ratio(parallel, serial))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: checks the suite runs, in seconds")
@@ -224,6 +234,7 @@ def main() -> int:
         rows += run_row(lambda: hook_row(root, sizes), ROWS[4:5])
         rows += run_row(lambda: sync_row(root, sizes), ROWS[5:6])
         rows += run_row(lambda: completion_row(sizes), ROWS[6:7])
+        rows += run_row(lambda: jobs_row(sizes), ROWS[7:8])
     print(render(rows, args.quick))
     return 1 if any(row.what == "failed" for row in rows) else 0
 

@@ -36,6 +36,9 @@ class Task:
     prompt: str
     files: tuple[str, ...]
     gate: str | None  # None only when the configuration defines no gate at all
+    # Tasks of the same plan that must have landed before this one starts: it starts from
+    # the integration head that holds their work.
+    after: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,7 @@ class _TaskEntry:
     files: tuple[str, ...] = setting(kind=TextList(min_items=1, check=_scope_path_problem))
     title: str = setting("", kind=Text())
     gate: str = setting("", kind=Text(non_empty=True))
+    after: tuple[str, ...] = setting((), kind=TextList())
 
 
 @dataclass(frozen=True)
@@ -115,8 +119,54 @@ def _resolved_tasks(entries: tuple[_TaskEntry, ...], config: Config) -> tuple[Ta
             raise Invalid(("tasks", index, "gate"), problem, hint=hint)
         gate = entry.gate or (default_gate.name if default_gate is not None else None)
         tasks.append(Task(id=entry.id, title=entry.title or entry.id, prompt=entry.prompt,
-                          files=entry.files, gate=gate))
+                          files=entry.files, gate=gate, after=tuple(dict.fromkeys(entry.after))))
+    _check_order(tasks)
     return tuple(tasks)
+
+
+def _check_order(tasks: list[Task]) -> None:
+    """Every `after` names another task of the plan, and no task waits on itself through others."""
+    index = {task.id: i for i, task in enumerate(tasks)}
+    for i, task in enumerate(tasks):
+        for other in task.after:
+            if other == task.id:
+                raise Invalid(("tasks", i, "after"), f'task "{task.id}" cannot wait for itself')
+            if other not in index:
+                close = difflib.get_close_matches(other, list(index), n=1)
+                hint = f'did you mean "{close[0]}"?' if close else "tasks in this plan: " + ", ".join(index)
+                raise Invalid(("tasks", i, "after"), f'no task "{other}" in this plan', hint=hint)
+    cycle = waiting_cycle({task.id: task.after for task in tasks})
+    if cycle:
+        first = index[cycle[0]]
+        raise Invalid(("tasks", first, "after"), "tasks wait for each other in a circle: " + " -> ".join(cycle),
+                      hint="one of them must not wait for the next")
+
+
+def waiting_cycle(after: dict[str, tuple[str, ...]]) -> list[str]:
+    """A circle of tasks waiting for each other (the first task repeated at its end), or [] (pure)."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(task: str) -> list[str]:
+        state[task] = 1
+        path.append(task)
+        for other in after.get(task, ()):
+            if state.get(other) == 1:
+                return [*path[path.index(other):], other]
+            if other not in state:
+                found = visit(other)
+                if found:
+                    return found
+        path.pop()
+        state[task] = 2
+        return []
+
+    for task in after:
+        if task not in state:
+            found = visit(task)
+            if found:
+                return found
+    return []
 
 
 def parse_plan(text: str, path: Path, config: Config) -> Plan:

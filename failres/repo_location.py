@@ -29,8 +29,12 @@ def _git(start: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {key: value for key, value in os.environ.items()
            if key not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE")}
     try:
-        return subprocess.run(["git", "-C", str(start), *args], capture_output=True, text=True, env=env,
-                              check=False)
+        # Through the reaper: with --jobs this runs beside seats, and a sweep must know it.
+        from failres.engine.reaper import run_owned
+
+        done = run_owned(["git", "-C", str(start), *args], env=env)
+        return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode("utf-8", "replace"),
+                                           done.stderr.decode("utf-8", "replace"))
     except FileNotFoundError:
         msg = "git was not found on PATH"
         raise GitError(msg, hint="install git, then run this again") from None

@@ -18,6 +18,8 @@ def run(
     task: list[str] = typer.Option([], "--task", help="Run only this task (repeatable)."),
     patch: Path = typer.Option(None, "--patch", help="Apply this approved patch exactly; never repaired."),
     force: bool = typer.Option(False, "--force", help="With --patch: replace a committed or landed task's commit."),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N",
+                             help="Run up to N independent tasks at once, each in its own workspace."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Check the plan against the configuration and the "
                                                           "repository; dispatch nothing, write nothing."),
@@ -39,7 +41,7 @@ def run(
     engine = engine_for(ctx, progress)
     try:
         with stop_on_signals(engine.stop):
-            outcomes = run_plan_file(engine, plan, task_ids=task, patch=patch, force=force)
+            outcomes = run_plan_file(engine, plan, task_ids=task, patch=patch, force=force, jobs=jobs)
     except Interrupted:
         typer.echo(f"failres: stopped by signal {engine.stop.signum or 'INT'}; the next run resumes", err=True)
         raise typer.Exit(engine.stop.exit_code) from None
@@ -54,11 +56,12 @@ def run(
     else:
         out = console()
         for o in outcomes:
-            detail = " (already committed)" if o.skipped else ""
+            detail = f" ({o.message})" if o.skipped and o.message else " (already committed)" if o.skipped else ""
             if o.fail_class:
                 detail = f" ({o.fail_class}): {o.message.splitlines()[0][:160] if o.message else ''}"
             out.print(f"{o.slug}/{o.task}: {o.state}{detail}", markup=False)
-    if any(o.state not in ("committed", "landed") for o in outcomes):
+    # A task waiting for another to land did not fail: it has not started yet.
+    if any(o.state not in ("committed", "landed", "pending") for o in outcomes):
         raise typer.Exit(EXIT_NOT_GREEN)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 
@@ -24,6 +25,8 @@ class LiveProgress:
 
         self.clock = clock
         self.rows: dict[str, _Row] = {}
+        # Tasks of a --jobs run report from their own threads while the display redraws.
+        self.lock = threading.Lock()
         self.console = Console(stderr=True)
         self.live = Live(self._table(), console=self.console, refresh_per_second=4, transient=False,
                          get_renderable=self._table)
@@ -36,23 +39,27 @@ class LiveProgress:
         for column in ("task", "step", "seat", "attempt", "elapsed"):
             table.add_column(column)
         now = self.clock()
-        for key, row in self.rows.items():
+        with self.lock:
+            rows = list(self.rows.items())
+        for key, row in rows:
             end = row.finished if row.finished is not None else now
             table.add_row(key, row.step, row.seat, row.attempt, f"{end - row.started:.1f}s")
         return table
 
     def step(self, slug: str, task: str, step: str, *, seat: str | None = None, attempt: int | None = None) -> None:
         key = f"{slug}/{task}"
-        row = self.rows.get(key)
-        if row is None or step == "worktree":
-            row = self.rows[key] = _Row(step, "", "", self.clock())
-        row.step = step
-        if seat is not None:
-            row.seat = seat
-        if attempt is not None:
-            row.attempt = str(attempt)
+        with self.lock:
+            row = self.rows.get(key)
+            if row is None or step == "worktree":
+                row = self.rows[key] = _Row(step, "", "", self.clock())
+            row.step = step
+            if seat is not None:
+                row.seat = seat
+            if attempt is not None:
+                row.attempt = str(attempt)
+            if step == "done":
+                row.finished = self.clock()
         if step == "done":
-            row.finished = self.clock()
             self.live.refresh()
 
     def close(self) -> None:

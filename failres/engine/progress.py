@@ -39,7 +39,8 @@ class LineProgress:
         if attempt is not None:
             parts.append(f"attempt {attempt}")
         parts.append(f"{now - start:.1f}s")
-        self.stream.write("[failres] " + "  ".join(parts) + "\n")
+        line = "[failres] " + "  ".join(parts) + "\n"
+        self.stream.write(line)  # one write per line: lines of concurrent tasks never interleave
         self.stream.flush()
         if step == "done":
             self.started.pop(key, None)

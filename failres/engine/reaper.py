@@ -73,12 +73,24 @@ def run_owned(argv: list[str], *, input: bytes | None = None, **popen: object) -
 
 
 def leftovers() -> list[int]:
-    """Children of failres it did not start: orphans of seats whose supervisor is gone."""
+    """Children of failres it did not start: orphans of seats whose supervisor is gone.
+
+    The children are listed *before* failres's own are read, under the lock `spawn`
+    holds from fork to record: a child another thread is starting right now is then
+    either not listed yet or already recorded, never taken for a leftover.
+    """
     if _before is None:
         return []
+    me = os.getpid()
+    children = children_of(me)
     with _lock:
         mine = set(_ours) | _before
-    return [pid for pid in children_of(os.getpid()) if pid not in mine]
+    found = [pid for pid in children if pid not in mine]
+    if not found:
+        return []
+    # One reaped meanwhile by its owner is no longer ours to signal.
+    still = set(children_of(me))
+    return [pid for pid in found if pid in still]
 
 
 def sweep_leftovers() -> list[int]:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
 from failres.config import effective_policy_of
-from failres.engine import reaper, state
-from failres.engine.locks import TaskLock, live_holder, lock_path, lost_holder, stop_lost_seat
+from failres.engine import state
+from failres.engine.locks import live_holder, lost_holder, stop_lost_seat
 from failres.engine.loop import TaskRun
+from failres.engine.schedule import run_plan
 from failres.engine.runtime import Engine, TaskOutcome
 from failres.engine.progress import LineProgress, NullProgress, Progress
 from failres.errors import UsageError
@@ -43,13 +43,14 @@ def engine_for(ctx, progress: Progress | None = None) -> Engine:
 
 
 def run_plan_file(engine: Engine, plan_path: Path, *, task_ids=(), patch: Path | None = None,
-                  force: bool = False) -> list[TaskOutcome]:
+                  force: bool = False, jobs: int = 1) -> list[TaskOutcome]:
     plan = load_plan(plan_path, engine.config)
     if patch is not None and not patch.is_file():
         msg = f"patch file not found: {patch}"
         raise UsageError(msg)
     require_store(engine.store)
-    outcomes = run_plan(engine, plan, task_ids=task_ids, patch=patch.resolve() if patch else None, force=force)
+    outcomes = run_plan(engine, plan, task_ids=task_ids, patch=patch.resolve() if patch else None, force=force,
+                        jobs=jobs)
     # Bound the stores the run grew: once per run, not once per event; never fails the run.
     reclaim_full_stores(engine.store, lambda: effective_policy_of(engine.config, os.environ).policy)
     return outcomes
@@ -57,48 +58,6 @@ def run_plan_file(engine: Engine, plan_path: Path, *, task_ids=(), patch: Path |
 
 def require_store(store: Store) -> None:
     store.require()  # only `git failres init` creates a store; a missing one says how to restore it
-
-
-def run_plan(engine: Engine, plan: Plan, *, task_ids: Sequence[str] = (), patch: Path | None = None,
-             force: bool = False) -> list[TaskOutcome]:
-    """Run the plan's tasks, each under its lock; stop cleanly on a signal.
-
-    Every selected task's lock is taken first: when another live process runs one of
-    them, nothing is dispatched and nothing is written (`already running, pid N`).
-    """
-    tasks = [plan.task(t) for t in task_ids] if task_ids else list(plan.tasks)
-    if patch is not None and len(tasks) != 1:
-        msg = "--patch applies to exactly one task"
-        raise UsageError(msg, hint="add --task ID")
-    reaper.become_subreaper()
-    locks = take_locks(engine.git_dir, plan.slug, [t.id for t in tasks])
-    outcomes: list[TaskOutcome] = []
-    try:
-        for task, (lock, left) in zip(tasks, locks, strict=True):
-            if left is not None:
-                stop_lost_seat(left)  # a run that died left its seat: stop it before anything else
-            if engine.stop.is_set():
-                break
-            outcomes.append(TaskRun(engine, plan, task, lock=lock).run(patch=patch, force=force))
-    finally:
-        for lock, _ in locks:
-            lock.release()
-        reaper.sweep_leftovers()
-    return outcomes
-
-
-def take_locks(git_dir: Path, slug: str, task_ids: Sequence[str]) -> list[tuple[TaskLock, object]]:
-    taken: list[tuple[TaskLock, object]] = []
-    try:
-        for task_id in task_ids:
-            lock = TaskLock(lock_path(git_dir, slug, task_id))
-            left = lock.acquire(slug, task_id)
-            taken.append((lock, left))
-    except BaseException:
-        for lock, _ in taken:
-            lock.release()
-        raise
-    return taken
 
 
 def outcome_document(outcome: TaskOutcome) -> dict:

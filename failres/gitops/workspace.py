@@ -28,7 +28,6 @@ import hashlib
 import os
 import shutil
 import stat
-import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -360,8 +359,9 @@ def _remove_nested_git_dirs(top: Path) -> None:
     # fraction of Python's time; os.walk is the fallback.
     finder = shutil.which("find")
     if finder is not None:
-        completed = subprocess.run([finder, str(top), "-mindepth", "2", "-name", ".git", "-prune", "-print0"],
-                                   capture_output=True, check=False)
+        from failres.engine.reaper import run_owned
+
+        completed = run_owned([finder, str(top), "-mindepth", "2", "-name", ".git", "-prune", "-print0"])
         if completed.returncode == 0:
             for raw in completed.stdout.split(b"\0"):
                 if raw:
