@@ -58,18 +58,56 @@ def claude_code_project_dir(top: Path, home: Path) -> Path:
     return home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(top))
 
 
-def default_transcript_paths(config: Config, top: Path, environ: Mapping[str, str]) -> tuple[list[Path], str]:
-    """The paths `reflect` mines when given none, and a note when there are none."""
+def dispatch_transcripts(git_dir: Path) -> list[Path]:
+    """The agent transcripts failres kept from its own dispatches (`git failres logs`), in a
+    format the miner reads; a CLI's own session format that it does not is left out."""
+    root = git_dir / "failres" / "logs"
+    return [path for path in sorted(root.glob("*/*/*/*/transcript*.jsonl")) if _is_claude_code_session(path)]
+
+
+# The record types a Claude Code session opens with; Codex's rollout files open with
+# "session_meta", a format the miner does not read.
+_CLAUDE_CODE_TYPES = frozenset({"user", "assistant", "system", "summary"})
+
+
+def _is_claude_code_session(path: Path, lines: int = 10) -> bool:
+    import json
+
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            head = [handle.readline() for _ in range(lines)]
+    except OSError:
+        return False
+    for line in head:
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(record, dict) and ("sessionId" in record or record.get("type") in _CLAUDE_CODE_TYPES):
+            return True
+    return False
+
+
+def default_transcript_paths(config: Config, top: Path, environ: Mapping[str, str],
+                             git_dir: Path | None = None) -> tuple[list[Path], str]:
+    """The paths `reflect` mines when given none, and a note when there are none.
+
+    failres's own dispatches come first (their transcripts are kept with the dispatch
+    logs), then `learning.transcripts`, else Claude Code's folder for this repository.
+    """
     home = Path(environ.get("HOME") or Path.home())
+    own = dispatch_transcripts(git_dir) if git_dir is not None else []
     if config.learning.transcripts:
         paths = [home / p[2:] if p == "~" or p.startswith("~/") else Path(p) for p in config.learning.transcripts]
         paths = [p if p.is_absolute() else top / p for p in paths]
         present = [p for p in paths if p.exists()]
-        note = "" if present else "none of the paths in learning.transcripts exists"
-        return present, note
+        note = "" if present or own else "none of the paths in learning.transcripts exists"
+        return [*own, *present], note
     project = claude_code_project_dir(top, home)
     if project.is_dir():
-        return [project], ""
+        return [*own, project], ""
+    if own:
+        return own, ""
     return [], f"no transcripts found (looked in {project}); pass PATHS or set learning.transcripts"
 
 
@@ -101,7 +139,7 @@ def reflect(store: Store, repo, config: Config, top: Path, paths: Sequence[Path]
             raise UsageError(msg)
         chosen = [Path(p) for p in paths]
     else:
-        chosen, note = default_transcript_paths(config, top, environ)
+        chosen, note = default_transcript_paths(config, top, environ, Path(repo.path))
         if note:
             notes.append(note)
     trusted = TrustedCommands.of(config.learning.trusted_commands)

@@ -128,7 +128,15 @@ def _shannon_entropy(value: str) -> float:
     return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
 
 
+# A canonical UUID names a thing (a session, a message, a record); it is random by design
+# and no secret. One that is a credential sits under a credential's name, which the
+# name rules catch whatever the value looks like.
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
 def _looks_random(value: str) -> bool:
+    if _UUID.fullmatch(value):
+        return False
     return (
         _HIGH_ENTROPY_VALUE.fullmatch(value) is not None
         and any(c.isdigit() for c in value)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git
+from conftest import SHARED, git
 from failres.journal import event_put, make_event, sequence
 from failres.learning import claude_code_project_dir
 from lessons.learning.interventions import edit_intervention
@@ -518,3 +518,24 @@ def test_seat_prompts_carry_the_rules_block(repo: Path, tmp_path: Path, cli) -> 
     assert shown.code == 0, shown.err
     assert rules_block(store) in shown.out
     assert "### behavior\n- Never push to main." in shown.out
+
+
+def test_reflect_with_no_path_mines_the_transcripts_of_failres_own_dispatches(tmp_path, cli):
+    """An agent whose recipe keeps its session in {dispatch_dir} has it kept with the dispatch's logs."""
+    from project import FIXED, Project
+
+    fixture = SHARED / "fixtures" / "transcripts" / "claude-code" / "short.jsonl"
+    if not fixture.exists():
+        pytest.skip("the shared Claude Code fixtures are not beside this checkout")
+    project = Project.create(tmp_path)
+    copy = (f"mkdir -p \"$CLAUDE_CONFIG_DIR/projects/ws\" && "
+            f"cp {fixture} \"$CLAUDE_CONFIG_DIR/projects/ws/55604662-cf2a-4331-851a-ec234028f8ca.jsonl\"")
+    project.configure(implementer=[{"write": {"src/calc.py": FIXED}, "shell": [copy]}],
+                      extra='[bindings.impl.env]\nCLAUDE_CONFIG_DIR = "{dispatch_dir}/claude"\n')
+    assert cli(project.top, "run", str(project.plan()), "--quiet").code == 0
+    [kept] = project.dispatch_logs()[0].glob("transcript.jsonl")
+    result = cli(project.top, "reflect", "--json", "--no-edits")
+    assert result.code == 0, result.err
+    sessions = {doc["session_id"] for doc in json.loads(result.out)}
+    assert sessions == {"55604662-cf2a-4331-851a-ec234028f8ca"}
+    assert kept.read_text().count("\n") == fixture.read_text().count("\n")
