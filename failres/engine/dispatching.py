@@ -16,6 +16,7 @@ the pure scope and taxonomy functions; this module only gathers the facts.
 
 from __future__ import annotations
 
+import logging
 import os
 import posixpath
 import uuid
@@ -29,6 +30,8 @@ from failres.engine.seats import SeatRun, run_seat
 from failres.engine.tamper import Guard
 from failres.engine.taxonomy import FIXER_SCOPE_VIOLATION, SEAT_DENIED, SEAT_TAMPER, ScopeRequest
 from failres.gitops.workspace import Checked, remove_tree
+
+log = logging.getLogger("failres.dispatch")
 
 if TYPE_CHECKING:
     from failres.engine.loop import TaskRun
@@ -51,7 +54,17 @@ class Dispatched:
     capture: object = field(default=None, repr=False)  # () -> tree of the state the seat left
 
     def snapshot(self) -> str | None:
-        return self.capture() if self.capture is not None else None
+        """The tree of what the seat left, for the quarantine's snapshot; None when it cannot be taken.
+
+        A snapshot helps a person look; failing to take one must never cost the quarantine.
+        """
+        if self.capture is None:
+            return None
+        try:
+            return self.capture()
+        except Exception:  # noqa: BLE001 - logged; the quarantine goes on without it
+            log.exception("failres: the snapshot of a failing dispatch could not be taken")
+            return None
 
 
 def dispatch_seat(run: TaskRun, seat: str, mode: str, attempt: int, *, gate_output: str,

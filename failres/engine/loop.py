@@ -206,6 +206,14 @@ class TaskRun:
             if stop.reason == "cancel":
                 return TaskOutcome(self.slug, self.task.id, "interrupted", message="cancelled")
             raise
+        except BaseException as error:
+            # Whatever went wrong, the task must not read `running` for ever: it is
+            # interrupted (the next run resumes it) and the error goes on to the boundary.
+            try:
+                self.journal("interrupted", reason="error", error=redact(f"{type(error).__name__}: {error}")[:500])
+            except Exception:  # noqa: BLE001 - the original error is the one to report
+                log.exception("failres: recording the interruption of %s/%s failed", self.slug, self.task.id)
+            raise
         finally:
             self.step("done")
 

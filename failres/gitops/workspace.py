@@ -29,7 +29,7 @@ import os
 import shutil
 import stat
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pygit2
@@ -63,6 +63,7 @@ class Checked:
     paths: tuple[str, ...]  # every changed path, sorted; undecodable names escaped
     undecodable: tuple[str, ...]  # names that are not UTF-8, as shown (escaped)
     symlinks: dict[str, str]  # changed paths that are symlinks -> their target
+    raw: dict[str, str] = field(default_factory=dict)  # shown name -> the name on disk, where they differ
 
 
 class Workspace:
@@ -200,12 +201,13 @@ class Workspace:
             paths.add(entry.path)
             if entry.original_path:
                 paths.add(entry.original_path)
-        shown, undecodable = [], []
+        shown, undecodable, raw = [], [], {}
         for path in sorted(paths):
             name = shown_name(path)
             shown.append(name)
             if name != path:
                 undecodable.append(name)
+                raw[name] = path
         links = {}
         for path in paths:
             if path in undecodable:
@@ -213,7 +215,7 @@ class Workspace:
             full = self.path / path
             if full.is_symlink():
                 links[path] = os.readlink(full)
-        return Checked(tuple(sorted(shown)), tuple(undecodable), links)
+        return Checked(tuple(sorted(shown)), tuple(undecodable), links, raw)
 
     # ── building trees ───────────────────────────────────────────────────
 
@@ -232,9 +234,10 @@ class Workspace:
     def capture(self, paths: Iterable[str], *, max_bytes: int, include) -> str:
         """A tree of the last tree put down plus `paths` as the files hold them now (for snapshots).
 
-        Only regular files up to `max_bytes` and paths `include(path)` allows are taken;
-        the private index is left as it was.
+        Only regular files up to `max_bytes`, with a name that can be recorded (UTF-8),
+        and that `include(path)` allows are taken; the private index is left as it was.
         """
+        paths = [p for p in paths if shown_name(p) == p]
         self._restore_private_index()
         scratch = self.state_dir / "scratch"
         scratch.mkdir(parents=True, exist_ok=True)
