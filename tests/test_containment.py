@@ -230,7 +230,7 @@ def test_a_forged_row_in_the_index_answers_no_decision(project: Project, cli):
 def test_a_process_the_seat_leaves_behind_cannot_write_into_the_commit(project: Project, cli):
     pid_file = project.agents / "late.pid"
     late = (f"setsid bash -c 'echo $$ > {pid_file}; sleep 0.5; echo EVIL > src/calc.py; echo x > src/late.py; "
-            "sleep 1000' </dev/null >/dev/null 2>&1 &")
+            f"sleep 1000' </dev/null >/dev/null 2>&1 & while [ ! -s {pid_file} ]; do sleep 0.01; done")
     project.configure(implementer=[{**FIX, "shell": [late]}])
     assert run(cli, project).code == 0
     assert committed_tree(project)["src/calc.py"] == FIXED
