@@ -26,6 +26,10 @@ NOT_RUN = {
     ("decide", "3f9a2b", "--scope-files", "src/util/dates.py"): "the demo's only decision is answered already",
     ("decide", "3f9a2b", "--answer-json", '{"note": "no"}'): "the demo's only decision is answered already",
     ("decisions", "propose", "3f9a2b"): "the demo configures no resolver seat",
+    ("decide", "3f9a2b", "--accept-proposal"): "the demo configures no resolver, so no proposal waits "
+                                                "(tests/test_decisions.py accepts one)",
+    ("cancel", "release-readiness", "t1"): "nothing runs in the demo's repository to cancel "
+                                           "(tests/test_containment.py cancels a live run)",
     ("reflect", "~/.claude/projects/my-repo"): "needs Claude Code's transcripts of a real project",
     ("proposals", "show", "ID"): "the demo has no proposal",
     ("proposals", "accept", "ID"): "the demo has no proposal",
