@@ -12,6 +12,8 @@ floor of any worktree-per-task loop.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import resource
 import subprocess
@@ -74,6 +76,15 @@ def time_failres(repo: Path, n: int) -> tuple[float, float]:
         '[gates.g]\ncommand = ["true"]\ncwd = "worktree"\n[bindings.b]\ncommand = ["true"]\n'
         '[seats]\nimplementer = "b"\n'
     )
+    # Only `init` makes a store; without hooks, so the floor and the loop run the same git.
+    cwd = os.getcwd()
+    os.chdir(repo)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            if run(["init", "--no-hooks"]) != 0:
+                raise SystemExit("git failres init failed in the bench repository")
+    finally:
+        os.chdir(cwd)
     plan = repo.parent / "plan.toml"
     plan.write_text('slug = "bench"\n' + "".join(
         f'[[tasks]]\nid = "t{i}"\nprompt = "nothing"\nfiles = ["f{i}.txt"]\n' for i in range(n)))
