@@ -114,6 +114,7 @@ def main() -> int:
     workspace = make_workspace()
     create_ms = (time.perf_counter() - began) * 1000
     git(WORKTREE, "status", "--porcelain")  # the seat's own index, refreshed as an agent's git would
+    workspace.handed_over()  # as the loop does before a seat runs
     seat_changes()
     found = workspace.check().paths
     if found != EXPECTED:

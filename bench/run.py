@@ -147,6 +147,7 @@ def scope_row(root: Path, sizes: Sizes) -> Row:
     scope.build_repository()
     workspace = scope.make_workspace()
     scope.git(scope.WORKTREE, "status", "--porcelain")
+    workspace.handed_over()
     scope.seat_changes()
     if workspace.check().paths != scope.EXPECTED:
         raise SystemExit("the scope check found the wrong paths")
