@@ -22,7 +22,8 @@ from failres.config import Config, render_command, worktrees_root
 from failres.decisions import COLLECTION, WAITING
 from failres.engine import reaper
 from failres.engine.process import ProcessResult, run_process
-from failres.engine.run import task_from_journal
+from failres.engine.state import recorded_task
+from failres.journal import read_journal
 from failres.engine.seats import seat_env, seat_values
 from failres.engine.tamper import Guard, OwnMoves
 from failres.errors import UsageError
@@ -61,7 +62,7 @@ def propose_answer(top: Path, repo: pygit2.Repository, config: Config, store: St
         msg = f"decision {decision_id} is answered already"
         raise UsageError(msg, hint="`git failres decide ID --force ...` replaces an answer")
     slug, task_id = str(decision.get("slug")), str(decision.get("task"))
-    task = task_from_journal(store, slug, task_id)
+    task = recorded_task(read_journal(store, slug).for_task(task_id), task_id)
     task_data = {"id": task.id, "title": task.title, "prompt": task.prompt, "files": list(task.files)} if task else None
     prompt = render_resolver_prompt(decision, task_data, relevant_lessons(store, SCOPE_CLASS, 3),
                                     config.scope.protected)

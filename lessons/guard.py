@@ -219,9 +219,9 @@ def _last_tip_traces(store: Store) -> list[Trace]:
 
 
 def _index_traces(store: Store) -> list[Trace]:
-    from lessons.index import index_path
+    from lessons.index_db import index_file
 
-    path = index_path(store)
+    path = index_file(store.common_dir, store.ref)
     if not path.exists():
         return []
     try:

@@ -89,8 +89,7 @@ def parse_record_path(path: str) -> RecordFile | None:
 
 
 def index_path(store: Store) -> Path:
-    ref_hash = hashlib.blake2b(store.ref.encode(), digest_size=6).hexdigest()
-    return store.common_dir / "failres" / f"index-{ref_hash}.sqlite"
+    return index_file(store.common_dir, store.ref)
 
 
 def answer(store: Store, query: Callable[[StoreIndex], T], fallback: Callable[[], T]) -> T:

@@ -170,3 +170,11 @@ def _file_lock(path: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def index_file(common_dir: Path, ref: str) -> Path:
+    """Where the index of the store at `ref` lives: one file per store ref, in the git dir."""
+    import hashlib
+
+    ref_hash = hashlib.blake2b(ref.encode(), digest_size=6).hexdigest()
+    return common_dir / "failres" / f"index-{ref_hash}.sqlite"

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable
 import pygit2
 
 from lessons.errors import StoreBusy
+from lessons.history import check_line, merge_line
 from lessons.records import AMEND_SEP
 from lessons.store import Change, Store
 from lessons.treediff import tree_changes
@@ -137,7 +138,7 @@ def changed_directories(store: Store, old: pygit2.Tree | None, new: pygit2.Tree)
 
 
 def settle_merge(store: Store, theirs: pygit2.Commit) -> Callable[[pygit2.Tree], Change]:
-    """A `settle` step for `Store.merge(theirs, settle=...)`.
+    """A `settle` step for `merge_line(store, theirs, settle=...)`.
 
     It looks only where theirs changed something since the merge base: a merge
     makes an orphan only where one side's amendment meets the other side's move
@@ -168,8 +169,6 @@ def join(store: Store, theirs: pygit2.Oid, message: str, *, scratch_ref: str = S
     holds theirs, ("fast-forward", theirs), or ("merged", the merge commit).
     A malformed line (see `lessons.guard`) is refused as `name` before anything moves.
     """
-    from lessons.history import check_line
-
     repo = store.repo
     check_line(store, theirs, name=name or f"the store line {str(theirs)[:12]}")
     if store.tip() is None:
@@ -194,7 +193,7 @@ def join(store: Store, theirs: pygit2.Oid, message: str, *, scratch_ref: str = S
     repo.create_reference(scratch_ref, local, force=True)
     scratch = Store(repo, scratch_ref)
     try:
-        scratch.merge(theirs, message, settle=settle_merge(scratch, repo[theirs]))
+        merge_line(scratch, theirs, message, settle=settle_merge(scratch, repo[theirs]))
         for _ in range(OPTIMISTIC_CATCH_UPS):
             candidate = scratch.tip()
             assert candidate is not None
@@ -202,7 +201,7 @@ def join(store: Store, theirs: pygit2.Oid, message: str, *, scratch_ref: str = S
                 return "merged", candidate
             local = store.tip()
             assert local is not None
-            scratch.merge(local, message, settle=settle_merge(scratch, repo[local]))
+            merge_line(scratch, local, message, settle=settle_merge(scratch, repo[local]))
         return "merged", _catch_up_holding_the_lock(store, scratch, message)
     finally:
         repo.references.delete(scratch_ref)
@@ -219,7 +218,7 @@ def _catch_up_holding_the_lock(store: Store, scratch: Store, message: str) -> py
     with store.locked():
         local = store.tip()
         assert local is not None
-        scratch.merge(local, message, settle=settle_merge(scratch, store.repo[local]))
+        merge_line(scratch, local, message, settle=settle_merge(scratch, store.repo[local]))
         candidate = scratch.tip()
         assert candidate is not None
         ref = store.repo.references[store.ref]

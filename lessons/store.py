@@ -396,19 +396,6 @@ class Store:
 
         yield from tree_changes(self.repo, old, new)
 
-    def undo(self, rev: str) -> pygit2.Oid:
-        """Revert exactly one store commit, as a new commit on the tip (see `lessons.history`)."""
-        from lessons.history import undo_commit
-
-        return undo_commit(self, rev)
-
-    def merge(self, other: pygit2.Oid | str, message: str | None = None,
-              settle: Callable[[pygit2.Tree], Change] | None = None) -> pygit2.Oid | None:
-        """Join another line of this store into the local tip (see `lessons.history`)."""
-        from lessons.history import merge_line
-
-        return merge_line(self, other, message, settle)
-
     def reachable(self, oid: pygit2.Oid) -> bool:
         """Whether `oid` is the tip or one of its ancestors."""
         tip = self.tip()

@@ -19,6 +19,7 @@ from lessons.lesson import lesson_put, make_lesson, stamp_put
 from lessons.records import change_of, read_collection
 from lessons.retrieval import relevant_lessons
 from lessons.store import Change, Store
+from lessons.history import undo_commit
 
 # ---- the oracle: the same questions answered by reading every record file ----
 
@@ -151,7 +152,7 @@ def test_undoing_a_stamp_unfolds_it_incrementally(store: Store) -> None:
     stamp = store.commit(change_of([stamp_put(fresh["id"], ["unknown"], TS.format(43), "e" * 40)]), "failres: stamp")
     with StoreIndex.open(store) as index:
         assert len(index.relevant_lessons("seat-timeout")) == 1
-        store.undo(str(stamp))
+        undo_commit(store, str(stamp))
         assert index.refresh().kind == "incremental"
         assert index.relevant_lessons("seat-timeout") == []
     assert_index_agrees(store)

@@ -29,6 +29,7 @@ from lessons.records import (
     resolve_id,
 )
 from lessons.store import Change, Store
+from lessons.history import merge_line, undo_commit
 
 
 def lesson(**fields) -> dict:
@@ -107,19 +108,19 @@ def test_undo_reverts_exactly_one_write(repo: Path) -> None:
     a, b = lesson(), lesson()
     first = store.commit(change_of([record_put("lessons", a)]), "failres: write a")
     store.commit(change_of([record_put("lessons", b)]), "failres: write b")
-    store.undo(str(first))
+    undo_commit(store, str(first))
     ids = {r["id"] for r in read_collection(store, "lessons").records}
     assert ids == {b["id"]}
     assert git(repo, "log", "-1", "--format=%s", "refs/failres/store").startswith(f"failres: undo {str(first)[:12]}")
     with pytest.raises(InvalidInput, match="already undone"):
-        store.undo(str(first))
+        undo_commit(store, str(first))
 
 
 def test_undo_refuses_a_commit_outside_the_store(repo: Path) -> None:
     store = Store(repo)
     store.create()
     with pytest.raises(NotFound):
-        store.undo(git(repo, "rev-parse", "HEAD").strip())
+        undo_commit(store, git(repo, "rev-parse", "HEAD").strip())
 
 
 def test_merge_of_two_diverged_stores_keeps_every_record_of_both(repo: Path) -> None:
@@ -139,7 +140,7 @@ def test_merge_of_two_diverged_stores_keeps_every_record_of_both(repo: Path) -> 
         other.commit(change_of([record_put("lessons", doc)]), "failres: theirs")
     stamp = make_amendment(base["id"], {"resolved_by": ["unknown"]}, first_wins=True)
     other.commit(change_of([amendment_put("lessons", base["id"], stamp)]), "failres: stamp")
-    merged = store.merge(other.tip())
+    merged = merge_line(store, other.tip())
     commit = store.repo[merged]
     assert [p.id for p in commit.parents] == [our_tip, other.tip()]
     ids = {r["id"] for r in read_collection(store, "lessons").records}
@@ -164,8 +165,8 @@ def test_merge_is_the_same_in_either_order_when_both_sides_wrote_one_path(repo: 
     b = Store(repo, "refs/failres/b")
     a.repo.create_reference("refs/failres/a", one.tip())
     b.repo.create_reference("refs/failres/b", two.tip())
-    a.merge(two.tip())
-    b.merge(one.tip())
+    merge_line(a, two.tip())
+    merge_line(b, one.tip())
     assert a.repo[a.tip()].tree.id == b.repo[b.tip()].tree.id
 
 
@@ -177,7 +178,7 @@ def test_merge_keeps_an_archive_move_from_the_other_side(repo: Path) -> None:
     other.repo.create_reference("refs/failres/other", store.tip())
     other.commit(Change({f"archive/{x}": b"{}\n"}, frozenset({x})), "failres: archive x")
     store.commit(Change({z: b"{}\n"}), "failres: z")
-    store.merge(other.tip())
+    merge_line(store, other.tip())
     files = {path for path, _ in store.walk()}
     assert files == {f"archive/{x}", y, z}
 

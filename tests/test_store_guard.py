@@ -20,6 +20,7 @@ from lessons.index import index_path
 from lessons.lesson import lesson_put, make_lesson
 from lessons.records import change_of
 from lessons.store import Change, Store
+from lessons.history import merge_line
 from project import Project
 
 REF = "refs/failres/store"
@@ -307,7 +308,7 @@ def test_merging_a_line_with_a_fan_out_directory_turned_file_raises_and_moves_no
     bad = malformed_tip(store, **{f"lessons/{fan_out}": b"flat\n"})
     tip = store.tip()
     with pytest.raises(StoreDamaged, match=f"lessons/{fan_out} is a file"):
-        store.merge(bad)
+        merge_line(store, bad)
     assert store.tip() == tip
 
 

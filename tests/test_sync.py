@@ -24,6 +24,7 @@ from lessons.lesson import lesson_put, make_lesson, stamp_put
 from lessons.records import change_of, read_collection, read_record
 from lessons.settle import orphan_moves
 from lessons.store import Change, Store
+from lessons.history import merge_line
 
 # ---- a small network: one bare remote, clones of it ----
 
@@ -270,7 +271,7 @@ def merge_both_ways(repo: Path, one: Store, two: Store) -> tuple[Store, Store]:
     for target, first, second in ((left, one, two), (right, two, one)):
         target.repo.references["refs/failres/" + target.ref.rsplit("/", 1)[1]].set_target(first.tip())
         other = target.repo[second.tip()]
-        target.merge(second.tip(), "failres: test merge", settle=settle_merge(target, other))
+        merge_line(target, second.tip(), "failres: test merge", settle=settle_merge(target, other))
     return left, right
 
 

@@ -69,7 +69,9 @@ def undo(
 ) -> None:
     """Revert exactly one store commit, as a new store commit."""
     ctx = open_context()
-    new = ctx.store.undo(commit)
+    from lessons.history import undo_commit
+
+    new = undo_commit(ctx.store, commit)
     if json_out:
         emit_json({"reverted": commit, "commit": str(new)})
         return

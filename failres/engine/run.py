@@ -105,17 +105,6 @@ def task_statuses(store: Store, slug: str | None = None) -> list[dict]:
     return rows
 
 
-def task_from_journal(store: Store, slug: str, task_id: str) -> Task | None:
-    """The task as its last run recorded it (the journal keeps the definition it ran with)."""
-    events = read_journal(store, slug).for_task(task_id)
-    started = state.last_event(events, "task-started")
-    if started is None or not isinstance(started.get("definition"), dict):
-        return None
-    d = started["definition"]
-    return Task(id=task_id, title=str(d.get("title", task_id)), prompt=str(d.get("prompt", "")),
-                files=tuple(d.get("files", ())), gate=d.get("gate"))
-
-
 def prompt_now(ctx, slug: str, task_id: str, mode: str, plan_path: Path | None) -> str:
     if mode not in ("implement", "fix"):
         msg = f"--mode must be implement or fix, not {mode!r}"
@@ -125,7 +114,7 @@ def prompt_now(ctx, slug: str, task_id: str, mode: str, plan_path: Path | None) 
         plan = load_plan(plan_path, engine.config)
         task = plan.task(task_id)
     else:
-        task = task_from_journal(engine.store, slug, task_id)
+        task = state.recorded_task(read_journal(engine.store, slug).for_task(task_id), task_id)
         if task is None:
             msg = f"no run of {slug}/{task_id} is recorded"
             raise UsageError(msg, hint="pass --plan PLAN to render a task that has not run yet")

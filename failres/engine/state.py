@@ -12,6 +12,8 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from failres.plan import Task
+
 STATES = ("pending", "running", "interrupted", "committed", "quarantined", "stopped", "landed")
 STOP_CLASS = "repeated-failure-stop"
 _MILESTONES = {"task-started", "task-committed", "quarantined", "landed", "interrupted"}
@@ -108,3 +110,13 @@ def task_commits(events: Sequence[Mapping[str, object]]) -> set[str]:
 def last_commit(events: Sequence[Mapping[str, object]]) -> str | None:
     committed = last_event(events, "task-committed")
     return str(committed["commit"]) if committed and committed.get("commit") else None
+
+
+def recorded_task(events: Sequence[Mapping[str, object]], task_id: str) -> Task | None:
+    """The task as its last run recorded it (`task-started` keeps the definition it ran with)."""
+    started = last_event(events, "task-started")
+    if started is None or not isinstance(started.get("definition"), dict):
+        return None
+    d = started["definition"]
+    return Task(id=task_id, title=str(d.get("title", task_id)), prompt=str(d.get("prompt", "")),
+                files=tuple(d.get("files", ())), gate=d.get("gate"))
