@@ -162,7 +162,7 @@ def scope_row(root: Path, sizes: Sizes) -> Row:
 
 
 def hook_row(root: Path, sizes: Sizes) -> Row:
-    if importlib.util.find_spec("failres.hookrun") is None or not (BENCH / "bench_lessons.py").exists():
+    if importlib.util.find_spec("failres.hooks.run") is None or not (BENCH / "bench_lessons.py").exists():
         return Row(ROWS[4], "post-merge hook", "not available", "-", "-")
     import bench_lessons
 

@@ -15,10 +15,10 @@ from pathlib import Path
 import pygit2
 
 from failres.agents.recipes import AGENTS, gate_command_for, recipe_toml
-from failres.config import CONFIG_FILE, parse_config
-from failres.config_schema import read_text_file
+from failres.config.model import CONFIG_FILE, parse_config
+from failres.config.schema import read_text_file
 from failres.errors import UsageError
-from failres.hooks import HooksReport, install_hooks
+from failres.hooks.install import HooksReport, install_hooks
 from lessons.store import Store
 
 

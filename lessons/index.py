@@ -28,7 +28,6 @@ Only the canonical layout is indexed (`<collection>/[<scope>/]<id[0:2]>/<id[2:4]
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import sqlite3
@@ -40,7 +39,7 @@ from typing import TypeVar
 import pygit2
 
 from lessons.errors import CorruptRecord, StoreMissing
-from lessons.index_db import IndexCorrupt, connect, delete_row, discard, insert_row, is_corrupt
+from lessons.index_db import IndexCorrupt, connect, delete_row, discard, insert_row, is_corrupt, index_file
 from lessons.records import AMEND_SEP, decode, fold
 from lessons.store import Store
 from lessons.treediff import tree_changes

@@ -9,7 +9,7 @@ from pathlib import Path
 from conftest import git
 from failres.errors import ConfigError
 from failres.journal import read_journal
-from failres.setup import init_repository
+from failres.initialise import init_repository
 from lessons.store import Store
 
 FAKE_AGENT = Path(__file__).resolve().parent / "fake_agent.py"
@@ -108,8 +108,8 @@ class Project:
 
     def workspace(self, task: str = "t1") -> Path:
         """Where the task's workspace is (whether or not it still exists)."""
-        from failres.config import load_config, worktrees_root
-        from failres.repo_location import locate_repo
+        from failres.config.model import load_config, worktrees_root
+        from failres.gitops.location import locate_repo
 
         return worktrees_root(load_config(self.top), locate_repo(self.top)) / self.slug / task
 

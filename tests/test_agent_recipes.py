@@ -9,8 +9,8 @@ import pytest
 
 from conftest import ROOT, git
 from failres.agents.recipes import AGENTS, DEFAULT_GATE, claude_bash_rule, claude_bash_rules, gate_command_for, recipe_toml
-from failres.config import load_config, parse_config
-from failres.placeholders import placeholders_in
+from failres.config.model import load_config, parse_config
+from failres.config.placeholders import placeholders_in
 
 
 @pytest.mark.parametrize(("gate", "rule"), [

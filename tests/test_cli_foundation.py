@@ -130,7 +130,7 @@ def test_an_unexpected_error_exits_3_and_names_the_log(repo: Path, cli, monkeypa
     def explode(*args, **kwargs):
         raise RuntimeError("the disk caught fire")
 
-    monkeypatch.setattr("failres.known.read_journal", explode)
+    monkeypatch.setattr("failres.cli.known.read_journal", explode)
     result = cli(repo, "journal", "rr")
     assert result.code == 3
     assert "unexpected error" in result.err and "RuntimeError" in result.err

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from failres.config import (
+from failres.config.model import (
     CONFIG_FILE,
     Config,
     RepoPaths,
@@ -19,7 +19,7 @@ from failres.config import (
     parse_config,
     worktrees_root,
 )
-from failres.config_schema import key_paths
+from failres.config.schema import key_paths
 from failres.errors import ConfigError
 
 EXAMPLE = Path(__file__).resolve().parent.parent / ".failres.toml.example"

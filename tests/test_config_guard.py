@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from failres.config_checks import store_ref_problem, workspace_dir_problem
+from failres.config.checks import store_ref_problem, workspace_dir_problem
 from project import FIXED, Project
 
 TOP = Path("/home/me/project")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from failres.decisions import decision_put, make_decision, read_decisions, widened_files
-from failres.resolver_reply import DATA_HEADING, json_objects_in, parse_scope_reply, render_resolver_prompt
+from failres.decisions.records import decision_put, make_decision, read_decisions, widened_files
+from failres.decisions.resolver_prompt import DATA_HEADING, json_objects_in, parse_scope_reply, render_resolver_prompt
 from lessons.records import change_of
 from test_land import ASK_FOR_DOCS, FIX_WITH_DOCS, LoopProject
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_failres
-from failres.decisions import read_decisions
+from failres.decisions.records import read_decisions
 from failres.journal import read_journal
 from lessons.lesson import read_lessons
 from lessons.store import Store

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from failres.config import load_config
-from failres.learning import accept, learn, reflect, retire
+from failres.config.model import load_config
+from failres.knowledge.learning import accept, learn, reflect, retire
 from lessons.facts import set_fact
 from lessons.ledger import record_outcome
 from lessons.policy import Policy

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from failres.durations import format_duration, parse_duration
+from failres.config.durations import format_duration, parse_duration
 
 
 @pytest.mark.parametrize(

@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from failres import gitops
-from failres.engine.scope import glob_matches, match_scope
-from failres.engine.tamper import OwnMoves
+from failres.scope import glob_matches, match_scope
+from failres.containment.tamper import OwnMoves
 from failres.errors import GitError, UsageError
 from failres.gitops.status import parse_status
 

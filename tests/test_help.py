@@ -10,7 +10,7 @@ import pytest
 from cli_words import example_words, parse_command_line
 from conftest import ROOT, run_failres
 from failres.cli.help_cmds import description
-from failres.clidoc.model import PROGRAM, SECTIONS, find_command
+from failres.clidoc.model import SECTIONS, find_command
 
 
 def test_the_overview_lists_every_command_under_its_group_in_order(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, git
-from failres.hooks import MARKER, PORTABLE_RUNNER, render_script
+from failres.hooks.install import MARKER, PORTABLE_RUNNER, render_script
 from test_land import LoopProject, quarantine_then_commit
 
 FOREIGN = b"#!/bin/sh\n# the person's own hook, with bytes that must survive: \xc3\xa9\necho foreign \"$@\" >> foreign.log\n"

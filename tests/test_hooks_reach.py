@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from failres.hooks import _render_first_version, installed_runner
-from failres.hooks import install_hooks as install_with
+from failres.hooks.install import _render_first_version, installed_runner
+from failres.hooks.install import install_hooks as install_with
 from test_land import LoopProject, quarantine_then_commit
 
 VENV_BIN = Path(sys.executable).parent
@@ -71,7 +71,7 @@ def test_a_hook_whose_python_lacks_failres_names_the_import_error(project: LoopP
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
     install_with(project.top, python=str(bare / "bin" / "python"))
     line = assert_merged_unstamped(project, merge(project))
-    assert "cannot run failres" in line and "failres.hookrun" in line
+    assert "cannot run failres" in line and "failres.hooks.run" in line
 
 
 def portable_env(with_failres: bool) -> dict:

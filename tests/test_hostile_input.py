@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from conftest import git
-from failres.config import Config
-from failres.config_schema import key_paths
+from failres.config.model import Config
+from failres.config.schema import key_paths
 from project import Project
 
 # A few seconds each on a shared machine: every case is a real command in a real repository.
@@ -130,7 +130,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Project:
     import os
 
     from conftest import IDENTITY
-    from failres.decisions import decision_put, make_decision
+    from failres.decisions.records import decision_put, make_decision
     from lessons.records import change_of
     from lessons.store import Store
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git, run_failres
-from failres.housekeeping import GcFacts, Snapshot, TaskBranch, Workspace, plan_gc
+from failres.landing.gc import GcFacts, Snapshot, TaskBranch, Workspace, plan_gc
 from project import FIXED, Project
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, git
-from failres.decisions import answer_put, decision_put, make_decision
+from failres.decisions.records import answer_put, decision_put, make_decision
 from failres.journal import event_order, event_put, make_event
 from lessons.index import StoreIndex, answer, index_path, parse_record_path
 from lessons.lesson import lesson_put, make_lesson, stamp_put

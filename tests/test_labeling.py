@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from conftest import git
-from failres.labeling import plan_stamp, resolved_by_from_journal, stamp_task
-from failres.trailers import tasks_in_message
+from failres.landing.outcome_labels import plan_stamp, resolved_by_from_journal, stamp_task
+from failres.landing.trailers import tasks_in_message
 from test_land import ASK_FOR_DOCS, FIX, FIX_WITH_DOCS, IDLE, LoopProject, quarantine_then_commit
 
 # ── the pure rule ───────────────────────────────────────────────────────────
@@ -94,7 +94,7 @@ def test_trailers_are_found_plain_and_indented_and_only_with_valid_ids() -> None
 
 def test_the_trailer_key_is_the_one_task_commits_carry() -> None:
     from failres.gitops import TASK_TRAILER_KEY
-    from failres.trailers import TASK_TRAILER_KEY as KEY
+    from failres.landing.trailers import TASK_TRAILER_KEY as KEY
 
     assert KEY == TASK_TRAILER_KEY
 

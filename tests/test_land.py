@@ -15,7 +15,7 @@ import pytest
 
 from conftest import git, run_failres
 from failres.journal import read_journal
-from failres.setup import init_repository
+from failres.initialise import init_repository
 from lessons.lesson import read_lessons
 from lessons.store import Store
 

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import SHARED, git
 from failres.journal import event_put, make_event, sequence
-from failres.learning import claude_code_project_dir
+from failres.knowledge.learning import claude_code_project_dir
 from lessons.learning.interventions import edit_intervention
 from lessons.learning.candidates import words_candidates
 from lessons.learning.learner import parse_learner_reply

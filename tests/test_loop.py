@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from failres.decisions import read_decisions
+from failres.decisions.records import read_decisions
 from lessons.lesson import read_lessons
 from lessons.store import Store
 from project import BROKEN, FIXED, Project

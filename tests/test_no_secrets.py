@@ -158,7 +158,7 @@ def fact_values(project: Project, tmp: Path, lines: list[str], cli) -> None:
 @write_path
 def decision_answers(project: Project, tmp: Path, lines: list[str], cli) -> None:
     """`git failres decide ID --answer-json J`: a person's answer is recorded whatever its shape."""
-    from failres.decisions import decision_put, make_decision
+    from failres.decisions.records import decision_put, make_decision
     from lessons.records import change_of
     from lessons.store import Store
 

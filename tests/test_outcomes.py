@@ -14,7 +14,7 @@ from pathlib import Path
 
 from conftest import git
 from failres.journal import read_journal
-from failres.outcome_evidence import outcome_with_journal, resolution_window
+from failres.knowledge.outcome_evidence import outcome_with_journal, resolution_window
 from lessons.learning.outcomes import ResolvedOutcome, area_of, outcome_rules
 from lessons.lesson import read_lessons
 from lessons.store import Store

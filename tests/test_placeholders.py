@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from failres.config import render_command
-from failres.placeholders import PLACEHOLDERS, placeholders_in
+from failres.config.model import render_command
+from failres.config.placeholders import PLACEHOLDERS, placeholders_in
 
 VALUES = {name: f"<{name}>" for name in PLACEHOLDERS}
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from failres.config import Config, parse_config
+from failres.config.model import Config, parse_config
 from failres.errors import ConfigError, UsageError
-from failres.plan import Plan, Task, load_plan
+from failres.plans.plan_file import Plan, Task, load_plan
 
 TWO_GATES = parse_config('[gates.gate0]\ncommand = ["a"]\n[gates.lint]\ncommand = ["b"]\n', "cfg.toml")
 

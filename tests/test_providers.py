@@ -18,7 +18,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from failres.config import LearningConfig, parse_config
+from failres.config.model import LearningConfig, parse_config
 from failres.errors import ConfigError
 from lessons.providers import (
     CommandProvider,

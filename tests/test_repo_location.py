@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from failres.config import RepoPaths, find_repo_top, locate_repo
+from failres.config.model import RepoPaths, find_repo_top, locate_repo
 from failres.errors import NotARepository, UsageError
 
 

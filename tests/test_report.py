@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from failres.engine.progress import LineProgress
-from failres.report import build_report, package_of_paths
+from failres.report.build import build_report, package_of_paths
 from project import FIXED, Project
 
 NOTHING = {"print": "nothing"}
@@ -230,7 +230,7 @@ def test_a_run_in_a_pipe_prints_progress_lines(tmp_path: Path) -> None:
 
 
 def test_store_text_in_the_html_report_is_escaped() -> None:
-    from failres.report_html import render_html
+    from failres.report.html import render_html
 
     hostile = '<script>alert("x")</script><img src=x>'
     lessons = [{"id": "a1", "slug": "s", "task": hostile, "failClass": hostile, "message": hostile, "ts": "t",

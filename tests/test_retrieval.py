@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from failres.advisory import advisory_for
-from failres.decisions import answer_put, decision_put, make_decision
+from failres.knowledge.advisory import advisory_for
+from failres.decisions.records import answer_put, decision_put, make_decision
 from failres.engine.prompts import ADVISORY_HEADING
 from lessons.lesson import lesson_put, make_lesson, stamp_put
 from lessons.records import change_of

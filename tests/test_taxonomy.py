@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from failres.engine.resolver import (
+from failres.engine.ladder import (
     STOP_LOSS_ADVICE,
     Action,
     Conditions,

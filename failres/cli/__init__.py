@@ -12,21 +12,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-import typer
-
 from failres.cli.boundary import run_guarded
+from failres.cli.app import app
 from failres.clidoc.model import PROGRAM
-
-app = typer.Typer(
-    name=PROGRAM,
-    help="Failure resolution and learning for automated code changes, kept in git.",
-    no_args_is_help=False,
-    add_completion=False,  # `git failres completion` writes scripts that work under git too
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
 
 def _register() -> None:
     # Each module adds its commands to `app`; help groups and sorts them itself.

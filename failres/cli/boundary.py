@@ -8,7 +8,6 @@ under the repository's git dir, and the person is told where: exit 3.
 
 from __future__ import annotations
 
-import io
 import os
 import sys
 import traceback

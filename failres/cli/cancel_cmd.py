@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from failres.cli import app
+from failres.cli.app import app
 from failres.cli.common import console, emit_json, open_context
 from failres.clidoc.model import LOOP
 
@@ -17,7 +17,7 @@ def cancel(
     json_out: bool = typer.Option(False, "--json", help="Print what was cancelled as JSON."),
 ) -> None:
     """Stop a live run: its seats' processes end and the task becomes `interrupted`. Exit 2 if none runs."""
-    from failres.engine.cancel import cancel_runs
+    from failres.containment.cancel import cancel_runs
 
     ctx = open_context()
     stopped = cancel_runs(ctx.git_dir, slug, task, wait=wait)

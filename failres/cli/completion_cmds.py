@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from failres.cli import app
+from failres.cli.app import app
 from failres.cli.common import emit_json
 from failres.clidoc.model import HOUSEKEEPING
 

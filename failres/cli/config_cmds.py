@@ -7,7 +7,7 @@ import os
 
 import typer
 
-from failres.cli import app
+from failres.cli.app import app
 from failres.cli.common import console, emit_json, open_context
 from failres.clidoc.model import HOUSEKEEPING
 
@@ -30,7 +30,7 @@ def _shown(value: object) -> str:
 @config_app.command("show", epilog="git failres config show --json")
 def show(json_out: bool = typer.Option(False, "--json", help="Print every setting as JSON.")) -> None:
     """Every setting in force (defaults included) and where it came from: default, file or environment."""
-    from failres.config_view import config_in_force
+    from failres.config.view import config_in_force
 
     ctx = open_context()
     shown = config_in_force(ctx.top, ctx.config, os.environ)

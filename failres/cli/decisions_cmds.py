@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from failres.cli import app
+from failres.cli.app import app
 from failres.clidoc.model import LOOP
 from failres.cli.common import console, emit_json, err_console, open_context
 from failres.errors import EXIT_NOT_GREEN
@@ -30,15 +30,15 @@ def decisions(
     """Decision requests and their answers, oldest first."""
     if ctx.invoked_subcommand is not None:
         return
-    from failres.answering import decision_document
-    from failres.decisions import read_decisions
+    from failres.decisions.answering import decision_document
+    from failres.decisions.records import read_decisions
 
     repo = open_context()
     found, problems = read_decisions(repo.store)
     for problem in problems:
         err_console().print(f"warning: skipped unreadable record {problem}", markup=False)
     if open_only:
-        from failres.decisions import WAITING
+        from failres.decisions.records import WAITING
 
         found = [d for d in found if d.get("status") in WAITING]
     documents = [decision_document(d) for d in found]
@@ -69,7 +69,7 @@ def propose(
     json_out: bool = typer.Option(False, "--json", help="Print the outcome as JSON."),
 ) -> None:
     """Ask the resolver seat for an answer; it counts only in the exact scope shape. Exit 1 if none."""
-    from failres.resolver_seat import propose_answer
+    from failres.decisions.resolver_seat import propose_answer
 
     repo = open_context()
     proposal = propose_answer(repo.top, repo.repo, repo.config, repo.store, decision_id)
@@ -104,7 +104,7 @@ def decide(
     json_out: bool = typer.Option(False, "--json", help="Print the answered decision as JSON."),
 ) -> None:
     """Answer a decision. Only an answer shaped {"scopeFiles": ["path", ...]} widens the task's scope."""
-    from failres.answering import accept_proposal, answer_decision, answer_from_arguments, decision_document
+    from failres.decisions.answering import accept_proposal, answer_decision, answer_from_arguments, decision_document
     from failres.errors import UsageError
 
     if accept and (scope_files or paths or answer_json is not None):

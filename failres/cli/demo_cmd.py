@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from failres.cli import app
+from failres.cli.app import app
 from failres.clidoc.model import HOUSEKEEPING
 from failres.cli.common import console
 

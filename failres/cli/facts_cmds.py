@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from failres.cli import app
+from failres.cli.app import app
 from failres.clidoc.model import KNOWLEDGE
 from failres.cli.common import console, emit_json, open_context
 from failres.cli.policy_cmds import current_policy

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from failres.cli import app
+from failres.cli.app import app
 from failres.cli.common import console, emit_json, open_context
 from failres.clidoc.model import HOUSEKEEPING
 
@@ -26,7 +26,7 @@ def gc(
 ) -> None:
     """Remove what landed tasks no longer need: merged task branches, their workspaces, old snapshot refs."""
     from failres.cli.policy_cmds import current_policy
-    from failres.housekeeping import collect_garbage
+    from failres.landing.gc import collect_garbage
 
     ctx = open_context()
     policy = current_policy(ctx)

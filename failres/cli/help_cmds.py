@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import typer
 
-from failres.cli import app
+from failres.cli.app import app
 from failres.cli.common import emit_json, terminal_width
 from failres.clidoc.model import HELP_FLAGS, HOUSEKEEPING, CommandDoc, cli_description, find_command
 from failres.errors import UsageError

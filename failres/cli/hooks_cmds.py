@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from failres.cli import app
+from failres.cli.app import app
 from failres.clidoc.model import HOUSEKEEPING
 from failres.cli.common import console, emit_json, open_context
 
@@ -32,7 +32,7 @@ def install(
     json_out: bool = typer.Option(False, "--json", help="Print what was done as JSON."),
 ) -> None:
     """Install pre-merge-commit and post-merge, chaining to hooks already there."""
-    from failres.hooks import install_hooks
+    from failres.hooks.install import install_hooks
 
     _render(install_hooks(open_context().top, shared=shared), json_out)
 
@@ -40,7 +40,7 @@ def install(
 @hooks_app.command(epilog="git failres hooks uninstall")
 def uninstall(json_out: bool = typer.Option(False, "--json", help="Print what was done as JSON.")) -> None:
     """Remove failres's hooks and put back the ones they had moved aside."""
-    from failres.hooks import uninstall_hooks
+    from failres.hooks.install import uninstall_hooks
 
     _render(uninstall_hooks(open_context().top), json_out)
 
@@ -49,6 +49,6 @@ def uninstall(json_out: bool = typer.Option(False, "--json", help="Print what wa
 @hooks_app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, hidden=True)
 def run(ctx: typer.Context, hook: str = typer.Argument(..., help="pre-merge-commit or post-merge.")) -> None:
     """Run failres's part of a hook (what the installed scripts call). Always exits 0."""
-    from failres.hookrun import run_hook
+    from failres.hooks.run import run_hook
 
     raise typer.Exit(run_hook(hook, list(ctx.args)))

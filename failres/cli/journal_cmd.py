@@ -6,10 +6,9 @@ import textwrap
 
 import typer
 
-from failres.cli import app
+from failres.cli.app import app
 from failres.clidoc.model import LOOP
 from failres.cli.common import console, emit_json, err_console, open_context
-from failres.journal import read_journal
 
 _SUMMARY_SKIP = {"id", "ts", "slug", "task", "type", "seq", "definition", "bindings", "scopeKey", "bindingsKey"}
 
@@ -39,7 +38,7 @@ def journal(
     json_out: bool = typer.Option(False, "--json", help="Print the events as a JSON array."),
 ) -> None:
     """The run journal's events, oldest first."""
-    from failres.known import journal_of, require_task
+    from failres.cli.known import journal_of, require_task
 
     ctx = open_context()
     found = journal_of(ctx.store, slug)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from failres.cli import app
+from failres.cli.app import app
 from failres.clidoc.model import LOOP
 from failres.cli.common import console, emit_json, open_context
 
@@ -28,7 +28,7 @@ def land(
     json_out: bool = typer.Option(False, "--json", help="Print the landing as JSON."),
 ) -> None:
     """Merge the task branch into the integration branch (a merge commit) and stamp its lessons."""
-    from failres.land import land_task
+    from failres.landing.land import land_task
 
     ctx = open_context()
     result = land_task(ctx.top, ctx.repo, ctx.config, ctx.store, slug, task)
@@ -44,7 +44,7 @@ def land(
 @app.command(rich_help_panel=LOOP, epilog="git failres label --json")
 def label(json_out: bool = typer.Option(False, "--json", help="Print what was stamped as JSON.")) -> None:
     """Stamp tasks that reached the integration branch another way (forge merge, squash, rebase)."""
-    from failres.label import label_repository
+    from failres.landing.label import label_repository
 
     ctx = open_context()
     result = label_repository(ctx.repo, ctx.store, ctx.config.integration.branch)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from failres.cli import app
+from failres.cli.app import app
 from failres.clidoc.model import KNOWLEDGE
 from failres.cli.common import camel_case, console, emit_json, open_context
 from failres.cli.policy_cmds import current_policy
@@ -34,7 +34,7 @@ def reflect(
     json_out: bool = typer.Option(False, "--json", help="Print the reflections recorded, as a JSON array."),
 ) -> None:
     """Record what people's interventions teach, from sessions not mined before."""
-    from failres.learning import reflect as run_reflect
+    from failres.knowledge.learning import reflect as run_reflect
 
     ctx = open_context()
     policy = current_policy(ctx)  # a bad policy is refused before anything is written
@@ -63,7 +63,7 @@ def learn(
     json_out: bool = typer.Option(False, "--json", help="Print what was proposed, as a JSON array."),
 ) -> None:
     """Propose rules from clean reflections and resolved lessons. Never changes live rules."""
-    from failres.learning import learn as run_learn
+    from failres.knowledge.learning import learn as run_learn
 
     ctx = open_context()
     outcomes = run_learn(ctx.store, ctx.config, ctx.top, domain, policy=current_policy(ctx))
@@ -96,7 +96,7 @@ def proposals_list(
     json_out: bool = typer.Option(False, "--json", help="Print a JSON array, oldest first."),
 ) -> None:
     """Proposals, oldest first: the newest ones, up to the policy's list_limit."""
-    from failres.learning import list_proposals
+    from failres.knowledge.learning import list_proposals
 
     ctx = open_context()
     listing = list_proposals(ctx.store, ctx.config, status, limit or current_policy(ctx).list_limit)
@@ -126,7 +126,7 @@ def proposals_show(
     json_out: bool = typer.Option(False, "--json", help="Print the proposal as JSON."),
 ) -> None:
     """One proposal: its evidence, the change, and the rules block it would put in prompts."""
-    from failres.learning import show_proposal
+    from failres.knowledge.learning import show_proposal
 
     ctx = open_context()
     doc = show_proposal(ctx.store, ctx.config, proposal_id)
@@ -157,7 +157,7 @@ def proposals_accept(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Make a pending proposal's rules the live learned rules (one store commit)."""
-    from failres.learning import accept
+    from failres.knowledge.learning import accept
 
     ctx = open_context()
     proposal, commit = accept(ctx.store, ctx.config, proposal_id, only or (), policy=current_policy(ctx))
@@ -178,7 +178,7 @@ def proposals_reject(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Reject a pending proposal, recording why. Live rules are untouched."""
-    from failres.learning import reject
+    from failres.knowledge.learning import reject
 
     ctx = open_context()
     proposal, commit = reject(ctx.store, proposal_id, reason, policy=current_policy(ctx))
@@ -198,7 +198,7 @@ def rules(
     """The rules block prompts carry now, and each learned rule's tally."""
     if ctx_typer.invoked_subcommand is not None:
         return
-    from failres.learning import rules_view
+    from failres.knowledge.learning import rules_view
 
     ctx = open_context()
     view = rules_view(ctx.store, ctx.config, domain)
@@ -244,7 +244,7 @@ def rules_retire(
     json_out: bool = typer.Option(False, "--json", help="Print the proposal as JSON."),
 ) -> None:
     """Propose retiring a learned rule: kept as evidence, never shown again once accepted."""
-    from failres.learning import retire
+    from failres.knowledge.learning import retire
 
     ctx = open_context()
     proposal = retire(ctx.store, ctx.config, rule_id, reason, policy=current_policy(ctx))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from failres.cli import app
+from failres.cli.app import app
 from failres.clidoc.model import LESSONS
 from failres.cli.common import console, echo_text, emit_json, open_context
 from failres.errors import UsageError
@@ -70,7 +70,7 @@ def list_(
 ) -> None:
     """Lessons, newest first, up to the policy's list_limit."""
     from failres.cli.policy_cmds import current_policy
-    from failres.lesson_views import lesson_document
+    from failres.knowledge.lesson_views import lesson_document
     from lessons.retrieval import LessonFilter, list_lessons
 
     ctx = open_context()
@@ -95,7 +95,7 @@ def show(
     json_out: bool = typer.Option(False, "--json", help="Print the whole lesson as JSON."),
 ) -> None:
     """One lesson, whole; its failing state as a diff or a bundle."""
-    from failres.lesson_views import find_lesson, snapshot_diff, write_bundle
+    from failres.knowledge.lesson_views import find_lesson, snapshot_diff, write_bundle
 
     ctx = open_context()
     lesson = find_lesson(ctx.store, lesson_id)
@@ -133,7 +133,7 @@ def relevant(
 ) -> None:
     """Resolved lessons of one failure class, newest first: what a fixer's prompt is drawn from."""
     from failres.cli.policy_cmds import current_policy
-    from failres.lesson_views import lesson_document
+    from failres.knowledge.lesson_views import lesson_document
     from lessons.retrieval import relevant_lessons
 
     ctx = open_context()

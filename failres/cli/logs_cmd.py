@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from failres.cli import app
+from failres.cli.app import app
 from failres.cli.common import emit_json, open_context
 from failres.clidoc.model import LOOP
 from failres.inert import inert

@@ -6,10 +6,10 @@ import os
 
 import typer
 
-from failres.cli import app
+from failres.cli.app import app
 from failres.clidoc.model import KNOWLEDGE
 from failres.cli.common import Context, console, emit_json, open_context
-from failres.config import effective_policy_of
+from failres.config.model import effective_policy_of
 from failres.engine.taxonomy import UserRule, render_rung_table, rung_table
 from lessons.policy import EffectivePolicy, Policy
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from failres.cli import app
+from failres.cli.app import app
 from failres.cli.common import console, emit_json, err_console, open_context
 from failres.clidoc.model import LESSONS
 from failres.errors import UsageError
@@ -45,7 +45,7 @@ def _html_target(path: Path) -> Path:
 
 def _print_report(data: dict) -> None:
     from failres.cli.tables import Column, print_table
-    from failres.report_html import duration
+    from failres.report.html import duration
 
     out = console()
     header = data["header"]
@@ -98,7 +98,7 @@ def report(
     html: Path = typer.Option(None, "--html", help="Also write a self-contained HTML report to this file."),
 ) -> None:
     """What failed, what resolved it, what it cost."""
-    from failres.report import load_report
+    from failres.report.build import load_report
 
     target = _html_target(html) if html is not None else None
     ctx = open_context()
@@ -108,7 +108,7 @@ def report(
     if target is not None:
         from datetime import UTC, datetime
 
-        from failres.report_html import render_html
+        from failres.report.html import render_html
 
         generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         write_page(target, render_html(data, generated_at=generated))

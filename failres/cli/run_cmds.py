@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from failres.cli import app
+from failres.cli.app import app
 from failres.clidoc.model import LOOP
 from failres.cli.common import console, echo_text, emit_json, open_context
 from failres.errors import EXIT_NOT_GREEN
@@ -30,8 +30,8 @@ def run(
     Ctrl-C (SIGINT), SIGTERM and SIGHUP stop the seats' processes, journal `interrupted`
     and exit 128 + the signal's number; the next run resumes the task.
     """
-    from failres.engine.interrupts import Interrupted, stop_on_signals
-    from failres.engine.run import engine_for, outcome_document, progress_for, run_plan_file
+    from failres.containment.interrupts import Interrupted, stop_on_signals
+    from failres.engine.entry import engine_for, outcome_document, progress_for, run_plan_file
 
     ctx = open_context()
     if dry_run:
@@ -67,8 +67,8 @@ def run(
 
 def _dry_run(ctx, plan_path: Path, task_ids: list[str], patch: Path | None, json_out: bool) -> None:
     from failres.errors import EXIT_BAD_INPUT
-    from failres.plan import load_plan
-    from failres.plan_check import check_plan, read_repo_facts
+    from failres.plans.plan_file import load_plan
+    from failres.plans.dry_run import check_plan, read_repo_facts
 
     plan = load_plan(plan_path, ctx.config)
     checked = check_plan(plan, ctx.config, read_repo_facts(ctx.top, ctx.repo, ctx.store, ctx.config, plan),
@@ -96,9 +96,9 @@ def status(
     json_out: bool = typer.Option(False, "--json", help="Print an array of {slug, task, state, ...}."),
 ) -> None:
     """Each task's state, as the journal tells it."""
-    from failres.engine.run import task_statuses
+    from failres.engine.entry import task_statuses
 
-    from failres.known import journal_of
+    from failres.cli.known import journal_of
 
     ctx = open_context()
     if slug is not None:
@@ -126,7 +126,7 @@ def prompt(
     plan: Path = typer.Option(None, "--plan", help="The plan file (default: found by slug in the journal)."),
 ) -> None:
     """Print the exact prompt that seat would get now."""
-    from failres.engine.run import prompt_now
+    from failres.engine.entry import prompt_now
 
     ctx = open_context()
     echo_text(prompt_now(ctx, slug, task, mode, plan))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from failres.cli import app
+from failres.cli.app import app
 from failres.clidoc.model import HOUSEKEEPING, LOOP
 from failres.cli.common import console, emit_json, open_context
 
@@ -21,7 +21,7 @@ def init(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Write .failres.toml, create the store ref, install the hooks."""
-    from failres.setup import check_agent, init_repository, next_steps
+    from failres.initialise import check_agent, init_repository, next_steps
 
     check_agent(agent)  # before anything is opened or written
     ctx = open_context()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from failres.cli import app
+from failres.cli.app import app
 from failres.clidoc.model import HOUSEKEEPING
 from failres.cli.common import console, emit_json, open_context
 from failres.sync import SyncResult, default_remote, sync_store, upstream_remote

@@ -1,7 +1,7 @@
 """Checks on single configuration values that could hurt the person's repository.
 
 Each is a pure function from the value (and, for paths, where the repository
-lies) to the problem a person reads, or None. The reader (`failres.config`) turns
+lies) to the problem a person reads, or None. The reader (`failres.config.model`) turns
 a problem into the one-line error naming the file and the key; other parts of
 failres call the same functions where they decide (the loop, before it makes a
 workspace directory).

@@ -2,7 +2,7 @@
 
 A kind turns the raw TOML value into its Python value or raises `Invalid` with the
 key path and, where it helps, a hint. Tables of tables are read by the kinds in
-`failres.config_schema`, next to the reader they call back into.
+`failres.config.schema`, next to the reader they call back into.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import ClassVar
 
-from failres.config_schema import Invalid, KeyPath, read_list, suggestion, wrong_type
-from failres.durations import parse_duration
-from failres.placeholders import NOT_FOR_SEATS, placeholders_in
+from failres.config.schema import Invalid, KeyPath, read_list, suggestion, wrong_type
+from failres.config.durations import parse_duration
+from failres.config.placeholders import NOT_FOR_SEATS, placeholders_in
 
 
 # No value read from a file may carry a NUL byte: an argument list, an environment

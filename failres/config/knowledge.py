@@ -1,6 +1,6 @@
 """The `[policy]` and `[learning]` sections: what failres may keep and how it learns.
 
-Declared like every other section (see `failres.config`), in a module of their own
+Declared like every other section (see `failres.config.model`), in a module of their own
 because their rules live in the `lessons` library and are only mirrored here.
 """
 
@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from failres.config_kinds import Duration, Integer, Text, TextList
-from failres.config_schema import Invalid, KeyPath, Section, read_table, setting
+from failres.config.kinds import Duration, Integer, Text, TextList
+from failres.config.schema import Invalid, KeyPath, Section, read_table, setting
 from lessons.learning.locality import DEFAULT_TRUSTED_COMMANDS, TrustedCommands
 from lessons.policy import PolicyProblem
 from lessons.policy import check_value as check_policy_value

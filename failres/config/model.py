@@ -1,7 +1,7 @@
 """`.failres.toml`: where it lives, what it may say, and the frozen values it becomes.
 
 Each section is a frozen dataclass; its fields declare their TOML kind and default
-(see `failres.config_schema`), and the same declarations drive the reader and the
+(see `failres.config.schema`), and the same declarations drive the reader and the
 check of `.failres.toml.example`. A section that other parts of failres need later
 is one more dataclass here and one more field on `Config`.
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from failres.config_kinds import (
+from failres.config.kinds import (
     COMMAND,
     OPTIONAL_COMMAND,
     OPTIONAL_SEAT_COMMAND,
@@ -36,7 +36,7 @@ from failres.config_kinds import (
     regex_problem,
     seat_placeholder_problem,
 )
-from failres.config_schema import (
+from failres.config.schema import (
     Invalid,
     NamedSections,
     Section,
@@ -47,7 +47,7 @@ from failres.config_schema import (
     read_text_file,
     setting,
 )
-from failres.config_checks import (
+from failres.config.checks import (
     branch_name_problem,
     ref_name_problem,
     remote_problem,
@@ -55,10 +55,10 @@ from failres.config_checks import (
     store_ref_problem,
     workspace_dir_problem,
 )
-from failres.config_knowledge import LearningConfig, PolicyConfig, PolicySection
+from failres.config.knowledge import LearningConfig, PolicyConfig, PolicySection
 from failres.errors import ConfigError
-from failres.placeholders import PLACEHOLDERS, render_command
-from failres.repo_location import RepoPaths, find_repo_top, locate_repo
+from failres.config.placeholders import PLACEHOLDERS, render_command
+from failres.gitops.location import RepoPaths, find_repo_top, locate_repo
 from lessons.policy import POLICY_KEYS, EffectivePolicy, PolicyProblem, effective_policy
 
 __all__ = [

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from failres.config import CONFIG_FILE, Config, effective_policy_of
-from failres.config_kinds import Duration
-from failres.config_schema import NamedSections, Section, SectionList, declared_settings, format_path
-from failres.durations import format_duration
+from failres.config.model import CONFIG_FILE, Config, effective_policy_of
+from failres.config.kinds import Duration
+from failres.config.schema import NamedSections, Section, SectionList, declared_settings, format_path
+from failres.config.durations import format_duration
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ class ConfigInForce:
 
 def config_in_force(top: Path, config: Config, environ: Mapping[str, str]) -> ConfigInForce:
     """The edge: reads the file's raw table (the loaded `config` says what it means)."""
-    from failres.config_schema import parse_toml, read_text_file
+    from failres.config.schema import parse_toml, read_text_file
 
     path = top / CONFIG_FILE
     raw = parse_toml(read_text_file(path, str(path)), str(path)) if path.is_file() else {}

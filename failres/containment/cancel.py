@@ -14,7 +14,7 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 
-from failres.engine.locks import live_holder, locked_tasks, request_cancel, wait_released
+from failres.containment.locks import live_holder, locked_tasks, request_cancel, wait_released
 from failres.errors import UsageError
 
 

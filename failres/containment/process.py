@@ -25,7 +25,7 @@ from pathlib import Path
 from signal import SIGKILL, SIGTERM
 from typing import BinaryIO
 
-from failres.engine import reaper
+from failres.containment import reaper
 from lessons.redact import without_cut_word
 
 # Exit code a shell reports for a command it cannot run; callers and people already read

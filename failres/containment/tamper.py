@@ -35,8 +35,8 @@ from pathlib import Path
 import pygit2
 
 from failres.gitops.git import try_git
-from failres.engine import checkout_guard
-from failres.engine.checkout_guard import CheckoutState
+from failres.containment import checkout as checkout_guard
+from failres.containment.checkout import CheckoutState
 
 # Hooks and info files are small; a file beyond this is compared by size and time only.
 _MAX_GUARDED_FILE = 4 * 1024 * 1024

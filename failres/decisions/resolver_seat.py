@@ -17,20 +17,20 @@ from pathlib import Path
 
 import pygit2
 
-from failres.answering import answer_decision, propose_decision, widening_problem
-from failres.config import Config, render_command, worktrees_root
-from failres.decisions import COLLECTION, WAITING
-from failres.engine import reaper
-from failres.engine.process import ProcessResult, run_process
+from failres.decisions.answering import answer_decision, propose_decision, widening_problem
+from failres.config.model import Config, render_command, worktrees_root
+from failres.decisions.records import COLLECTION, WAITING
+from failres.containment import reaper
+from failres.containment.process import ProcessResult, run_process
 from failres.engine.state import recorded_task
 from failres.journal import read_journal
 from failres.engine.seats import seat_env, seat_values
-from failres.engine.tamper import Guard, OwnMoves
+from failres.containment.tamper import Guard, OwnMoves
 from failres.errors import UsageError
 from failres.gitops import head_commit
 from failres.gitops.workspace import Workspace, remove_tree
-from failres.repo_location import locate_repo
-from failres.resolver_reply import parse_scope_reply, render_resolver_prompt
+from failres.gitops.location import locate_repo
+from failres.decisions.resolver_prompt import parse_scope_reply, render_resolver_prompt
 from lessons.records import now_ts, read_record, resolve_id
 from lessons.retrieval import relevant_lessons
 from lessons.store import Store

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from failres.engine.quarantine import Failure
-from failres.engine.scope import ignore_pattern_matches, match_scope, matches_any
+from failres.scope import ignore_pattern_matches, match_scope, matches_any
 from failres.engine.seats import SeatRun, run_seat
-from failres.engine.tamper import Guard
+from failres.containment.tamper import Guard
 from failres.engine.taxonomy import FIXER_SCOPE_VIOLATION, SEAT_DENIED, SEAT_TAMPER, ScopeRequest
 from failres.gitops.workspace import Checked, remove_tree
 

@@ -7,16 +7,16 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from failres.config import effective_policy_of
+from failres.config.model import effective_policy_of
 from failres.engine import state
-from failres.engine.locks import live_holder, lost_holder, stop_lost_seat
+from failres.containment.locks import live_holder, lost_holder, stop_lost_seat
 from failres.engine.loop import TaskRun
 from failres.engine.schedule import run_plan
 from failres.engine.runtime import Engine, TaskOutcome
 from failres.engine.progress import LineProgress, NullProgress, Progress
 from failres.errors import UsageError
 from failres.journal import list_slugs, read_journal
-from failres.plan import Plan, Task, load_plan
+from failres.plans.plan_file import Plan, load_plan
 from lessons.capacity import reclaim_full_stores
 from lessons.store import Store
 
@@ -36,7 +36,7 @@ def progress_for(*, quiet: bool) -> Progress:
 def engine_for(ctx, progress: Progress | None = None) -> Engine:
     engine = Engine(top=ctx.top, repo=ctx.repo, config=ctx.config, store=ctx.store,
                     progress=progress or NullProgress())
-    from failres.knowledge import attach_knowledge
+    from failres.knowledge.attach import attach_knowledge
 
     attach_knowledge(engine)
     return engine

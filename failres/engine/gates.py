@@ -13,11 +13,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from failres.config import GateConfig, OutputConfig
-from failres.engine.process import ProcessResult, run_process
+from failres.config.model import GateConfig, OutputConfig
+from failres.containment.process import ProcessResult, run_process
 from failres.engine.prompts import JudgeInvocation
 from failres.engine.seats import seat_env
-from failres.placeholders import render_command
+from failres.config.placeholders import render_command
 
 
 @dataclass(frozen=True)

@@ -25,14 +25,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from failres import gitops
-from failres.decisions import widened_files
+from failres.decisions.records import widened_files
 from failres.engine import state
 from failres.engine.dispatching import Dispatched, dispatch_seat, scope_failure
-from failres.engine.interrupts import Interrupted
-from failres.engine.locks import TaskLock
+from failres.containment.interrupts import Interrupted
+from failres.containment.locks import TaskLock
 from failres.engine.prompts import JudgeInvocation, PromptInput, render_prompt
 from failres.engine.quarantine import Failure, QuarantineInput, quarantine_task
-from failres.engine.resolver import Action, Conditions, QuarantineFacts, next_action, stop_loss_decision
+from failres.engine.ladder import Action, Conditions, QuarantineFacts, next_action, stop_loss_decision
 from failres.engine.runtime import Engine, GateOutcome, TaskOutcome
 from failres.engine.gates import GateRun, gate_env, run_gate_process, run_setup
 from failres.engine.seats import probe_until_healthy, seat_env, seat_values
@@ -51,8 +51,8 @@ from failres.errors import GitError, UsageError
 from failres.gitops.branches import commit_tree, ensure_task_branch, move_branch, patch_tree
 from failres.gitops.workspace import Workspace
 from failres.journal import event_put, make_event, read_journal
-from failres.placeholders import render_command
-from failres.plan import Plan, Task
+from failres.config.placeholders import render_command
+from failres.plans.plan_file import Plan, Task
 from failres.engine.dispatch_logs import RunLogs, run_id
 from lessons.records import change_of
 from lessons.redact import redact
@@ -126,7 +126,7 @@ class TaskRun:
         return out
 
     def prepare(self, events: Sequence[dict]) -> None:
-        from failres.decisions import task_decisions_from_store
+        from failres.decisions.records import task_decisions_from_store
 
         self.int_head = gitops.head_commit(self.engine.top, self.config.integration.branch)
         self.widened = widened_files(task_decisions_from_store(self.engine.store, self.slug, self.task.id),
@@ -295,7 +295,7 @@ class TaskRun:
         the promise that what was previewed is what lands. The task's tree is the
         patch applied to the start commit, computed without the workspace at all.
         """
-        from failres.engine.scope import match_scope
+        from failres.scope import match_scope
 
         self.step("patch")
         changed = gitops.changed_between(self.engine.top, self.tree, patched)
@@ -475,7 +475,7 @@ class TaskRun:
 
     def ask_resolver(self, decision_id: str) -> None:
         """Let the resolver seat propose an answer right away; a person decides (unless configured otherwise)."""
-        from failres.resolver_seat import propose_answer
+        from failres.decisions.resolver_seat import propose_answer
 
         self.step("resolver", seat="resolver")
         try:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pygit2
 
-from failres.decisions import decision_put, make_decision
+from failres.decisions.records import decision_put, make_decision
 from failres.engine.runtime import TaskOutcome
 from failres.engine.taxonomy import FIXER_SCOPE_VIOLATION, REPEATED_FAILURE_STOP, ScopeRequest
 from failres.journal import event_put, make_event, sequence

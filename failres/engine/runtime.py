@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pygit2
 
-from failres.config import Config
-from failres.engine.interrupts import StopFlag
+from failres.config.model import Config
+from failres.containment.interrupts import StopFlag
 from failres.engine.progress import NullProgress, Progress
-from failres.engine.tamper import OwnMoves
+from failres.containment.tamper import OwnMoves
 from failres.engine.taxonomy import UserRule
 from lessons.redact import redact
 from lessons.store import Store
@@ -43,8 +43,8 @@ class Engine:
         return Path(self.repo.path)
 
     def worktree_root(self) -> Path:
-        from failres.config import worktrees_root
-        from failres.repo_location import locate_repo
+        from failres.config.model import worktrees_root
+        from failres.gitops.location import locate_repo
 
         return worktrees_root(self.config, locate_repo(self.top))
 

@@ -20,14 +20,15 @@ from pathlib import Path
 
 import pygit2
 
-from failres.engine import reaper, state
-from failres.engine.interrupts import Interrupted
-from failres.engine.locks import TaskLock, lock_path, stop_lost_seat
+from failres.engine import state
+from failres.containment import reaper
+from failres.containment.interrupts import Interrupted
+from failres.containment.locks import TaskLock, lock_path, stop_lost_seat
 from failres.engine.loop import TaskRun
 from failres.engine.runtime import Engine, TaskOutcome
 from failres.errors import UsageError
 from failres.journal import read_journal
-from failres.plan import Plan, Task
+from failres.plans.plan_file import Plan, Task
 from lessons.store import Store
 
 
@@ -95,7 +96,7 @@ def fork_engine(engine: Engine, attach: Callable[[Engine], None] | None = None) 
     clone = dataclasses.replace(engine, repo=repo, store=Store(repo, engine.store.ref), advisory=None,
                                 rules_block=None, facts_block=None, on_outcome=None)
     if attach is None:
-        from failres.knowledge import attach_knowledge
+        from failres.knowledge.attach import attach_knowledge
 
         attach = attach_knowledge
     attach(clone)

@@ -13,12 +13,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from failres.config import BindingConfig, Config
-from failres.engine.locks import DISPATCH_MARKER
-from failres.engine.process import ProcessResult, run_process
+from failres.config.model import BindingConfig, Config
+from failres.containment.locks import DISPATCH_MARKER
+from failres.containment.process import ProcessResult, run_process
 from failres.engine.taxonomy import ScopeRequest, parse_scope_requests
 from failres.gitops.git import REPOSITORY_LOCATING_VARIABLES
-from failres.placeholders import render_command, render_value
+from failres.config.placeholders import render_command, render_value
 from lessons.redact import redacted_head
 
 PROBE_TIMEOUT_SECONDS = 60.0

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from failres.engine.dispatch_logs import DispatchRecord, dispatches, task_runs
-from failres.engine.locks import live_holder
+from failres.containment.locks import live_holder
 from failres.errors import UsageError
 
 

@@ -334,7 +334,7 @@ def shown_name(path: str) -> str:
 
 
 def _kept(path: str, keep: Sequence[str]) -> bool:
-    from failres.engine.scope import ignore_pattern_matches
+    from failres.scope import ignore_pattern_matches
 
     return any(ignore_pattern_matches(pattern, path) for pattern in keep)
 
@@ -362,7 +362,7 @@ def _remove_nested_git_dirs(top: Path) -> None:
     # fraction of Python's time; os.walk is the fallback.
     finder = shutil.which("find")
     if finder is not None:
-        from failres.engine.reaper import run_owned
+        from failres.containment.reaper import run_owned
 
         completed = run_owned([finder, str(top), "-mindepth", "2", "-name", ".git", "-prune", "-print0"])
         if completed.returncode == 0:

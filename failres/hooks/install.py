@@ -11,7 +11,7 @@
   back. Our own scripts are recognised by a marker line, so installing twice
   updates in place and never chains failres to itself.
 - The scripts are a few lines of sh that hand over to the Python that installed
-  them (`<python> -m failres.hookrun`), which imports only what a non-task merge
+  them (`<python> -m failres.hooks.run`), which imports only what a non-task merge
   needs. Whatever failres does, the script's status is the legacy hook's (0
   without one): failres never blocks a person's merge.
 - A hooks directory inside the working tree (`core.hooksPath = .githooks`,
@@ -35,7 +35,7 @@ from pathlib import Path
 
 from failres.errors import UsageError
 from failres.gitops.git import run_git, try_git
-from failres.hookrun import HOOKS
+from failres.hooks.run import HOOKS
 
 MARKER = "# failres-managed-hook"
 LEGACY_SUFFIX = ".legacy"
@@ -66,15 +66,16 @@ _FIX_PORTABLE = _sh_quoted("put failres on PATH (`pip install failres`, or the b
 
 def installed_runner(python: str | None = None) -> str:
     """The command an installed hook runs: this very interpreter, on the light entry module."""
-    return f"{shlex.quote(python or sys.executable)} -m failres.hookrun"
+    return f"{shlex.quote(python or sys.executable)} -m failres.hooks.run"
 
 
 def _python_of(runner: str) -> str | None:
-    """The interpreter in an installed runner (`<python> -m failres.hookrun`); None for the portable one."""
+    """The interpreter in an installed runner (`<python> -m failres.hooks.run`); None for the portable one."""
     if runner == PORTABLE_RUNNER:
         return None
     words = shlex.split(runner)
-    return words[0] if words[1:] == ["-m", "failres.hookrun"] else None
+    # Hooks written before the modules were regrouped call `-m failres.hookrun`: the same runner.
+    return words[0] if words[1:] in (["-m", "failres.hooks.run"], ["-m", "failres.hookrun"]) else None
 
 
 def _reach(hook: str, runner: str) -> str:
@@ -92,7 +93,7 @@ def _reach(hook: str, runner: str) -> str:
         f"python={shlex.quote(python)}\n"
         'if [ ! -x "$python" ]; then\n'
         f'    failres_cannot "the Python that installed this hook is gone ($python)" "{_FIX_INSTALLED}"\n'
-        f'elif ! out="$("$python" -m failres.hookrun {hook} "$@" </dev/null 2>&1)"; then\n'
+        f'elif ! out="$("$python" -m failres.hooks.run {hook} "$@" </dev/null 2>&1)"; then\n'
         f'    failres_cannot "$python cannot run failres ($(printf \'%s\' "$out" | tail -n 1))" "{_FIX_INSTALLED}"\n'
     )
 

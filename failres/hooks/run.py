@@ -1,4 +1,4 @@
-"""What the installed git hooks run: `python -m failres.hookrun HOOK [ARGS...]`.
+"""What the installed git hooks run: `python -m failres.hooks.run HOOK [ARGS...]`.
 
 A hook runs on every merge a person makes, almost all of them nothing to do with
 failres, so the common case must cost little more than starting Python: this
@@ -21,7 +21,7 @@ import time
 import traceback
 
 from failres.inert import inert
-from failres.trailers import GREP_PATTERN, task_of_branch_name, tasks_in_message
+from failres.landing.trailers import GREP_PATTERN, task_of_branch_name, tasks_in_message
 
 HOOKS = ("pre-merge-commit", "post-merge")
 LOG_NAME = "hooks.log"
@@ -73,7 +73,7 @@ def post_merge(args: list[str]) -> int:
         return 0
     from pathlib import Path
 
-    from failres.label import stamp_after_merge
+    from failres.landing.label import stamp_after_merge
 
     for result in stamp_after_merge(Path.cwd(), keys):
         if result.stamped:

@@ -27,7 +27,7 @@ ADVISORY_LIMIT = 3
 # How many resolved lessons are read to find that many distinct outcomes: a bound on
 # the work, not on the answer's quality (the newest lessons are read first).
 LESSONS_READ_PER_OUTCOME = 20
-log = logging.getLogger("failres.advisory")
+log = logging.getLogger("failres.knowledge.advisory")
 
 
 def past_outcome_of(lesson: Mapping[str, object]) -> PastOutcome:

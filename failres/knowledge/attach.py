@@ -10,17 +10,17 @@ import logging
 import os
 from typing import TYPE_CHECKING
 
-from failres.config import effective_policy_of
+from failres.config.model import effective_policy_of
 
 if TYPE_CHECKING:
     from failres.engine.runtime import Engine, TaskOutcome
     from lessons.rules import RulesInForce
 
-log = logging.getLogger("failres.knowledge")
+log = logging.getLogger("failres.knowledge.attach")
 
 
 def attach_knowledge(engine: Engine) -> None:
-    from failres.advisory import advisory_for
+    from failres.knowledge.advisory import advisory_for
     from lessons.facts import facts_block
     from lessons.ledger import record_outcome
     from lessons.policy import reaches_archive

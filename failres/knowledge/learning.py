@@ -14,10 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from failres.config import Config
+from failres.config.model import Config
 from failres.errors import UsageError
-from failres.landed_edits import edit_sources
-from failres.outcome_evidence import resolved_outcomes
+from failres.landing.person_edits import edit_sources
+from failres.knowledge.outcome_evidence import resolved_outcomes
 from lessons.learning.interventions import mine
 from lessons.learning.locality import TrustedCommands
 from lessons.learning.learner import LearnOutcome

@@ -6,14 +6,14 @@ trusted for it (never an agent's account): which files the task works on and
 which gate judges it (its `task-started`), and, between the last quarantine and
 the landing, which files a person's answer widened the scope to
 (`decision-answered`) and which seat was bound to what (`binding-changed`). The
-window is the one `resolved_by` was computed from (see `failres.labeling`).
+window is the one `resolved_by` was computed from (see `failres.landing.outcome_labels`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from failres.decisions import scope_files_of
+from failres.decisions.records import scope_files_of
 from failres.journal import read_journal
 from lessons.learning.outcomes import ResolvedOutcome, area_of, outcome_from_lesson
 from lessons.lesson import read_lessons

@@ -24,8 +24,8 @@ import pygit2
 
 from failres.engine import state
 from failres.journal import list_slugs, read_journal
-from failres.labeling import StampResult, lesson_ids_of, stamp_task
-from failres.trailers import tasks_in_message
+from failres.landing.outcome_labels import StampResult, lesson_ids_of, stamp_task
+from failres.landing.trailers import tasks_in_message
 from lessons.store import Store
 
 # Commit times come from many clocks (laptops, CI runners, a forge); a landing is
@@ -148,8 +148,8 @@ def stamp_after_merge(start: Path, keys: Iterable[tuple[str, str]]) -> list[Stam
     into some other branch is not a landing. Tasks the journal does not know are
     skipped: there is nothing of theirs to stamp.
     """
-    from failres.config import load_config
-    from failres.repo_location import locate_repo
+    from failres.config.model import load_config
+    from failres.gitops.location import locate_repo
 
     paths = locate_repo(start)
     config = load_config(paths.top)

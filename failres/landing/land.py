@@ -21,14 +21,14 @@ from pathlib import Path
 
 import pygit2
 
-from failres.config import Config
+from failres.config.model import Config
 from failres.engine import state
 from failres.errors import GitError, UsageError
 from failres.gitops import list_worktrees
 from failres.gitops.git import first_error_line, identity_config, run_git, try_git
 from failres.journal import read_journal
-from failres.labeling import StampResult, landing_summary, stamp_task
-from failres.trailers import TASK_TRAILER_KEY
+from failres.landing.outcome_labels import StampResult, landing_summary, stamp_task
+from failres.landing.trailers import TASK_TRAILER_KEY
 from lessons.redact import redact
 from lessons.store import Store, store_signature
 

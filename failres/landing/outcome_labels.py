@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import pygit2
 
-from failres.decisions import scope_files_of
+from failres.decisions.records import scope_files_of
 from failres.journal import COLLECTION as JOURNAL
 from failres.journal import event_order, event_put, make_event, sequence
 from lessons.errors import CorruptRecord

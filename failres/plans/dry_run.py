@@ -17,10 +17,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from failres.config import Config
-from failres.engine.resolver import Conditions, QuarantineFacts, stop_loss_decision
+from failres.config.model import Config
+from failres.engine.ladder import Conditions, QuarantineFacts, stop_loss_decision
 from failres.engine.state import STOP_CLASS, key_of, quarantines, task_state
-from failres.plan import Plan, Task
+from failres.plans.plan_file import Plan, Task
 
 
 @dataclass(frozen=True)
@@ -198,7 +198,7 @@ def program_finder(top) -> Callable[[str], bool]:
 
 
 def read_repo_facts(top, repo, store, config: Config, plan: Plan) -> RepoFacts:
-    from failres.decisions import read_decisions, widened_files
+    from failres.decisions.records import read_decisions, widened_files
     from failres.journal import read_journal
 
     ref = repo.references.get(f"refs/heads/{config.integration.branch}")

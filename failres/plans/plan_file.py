@@ -10,9 +10,9 @@ import difflib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from failres.config import Config, branch_name_problem
-from failres.config_kinds import Text, TextList
-from failres.config_schema import (
+from failres.config.model import Config, branch_name_problem
+from failres.config.kinds import Text, TextList
+from failres.config.schema import (
     Invalid,
     SectionList,
     config_error,

@@ -271,7 +271,7 @@ def build_report(events: Sequence[Event], lessons: Sequence[Mapping], decisions:
 
 def load_report(store, *, repository: str = "", branch: str = "") -> tuple[dict, list[str]]:
     """The report of a store, and the paths of records that could not be read."""
-    from failres.decisions import read_decisions
+    from failres.decisions.records import read_decisions
     from failres.journal import list_slugs, read_journal
     from lessons.lesson import read_lessons
 

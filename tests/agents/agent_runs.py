@@ -23,8 +23,8 @@ import pytest
 
 from failres.agents.homes import prepare_agent_homes
 from failres.agents.recipes import recipe_toml
-from failres.config import parse_config
-from failres.placeholders import render_command
+from failres.config.model import parse_config
+from failres.config.placeholders import render_command
 from model_server import ModelServer, Step
 
 # Read now: the isolated_home fixture removes FAILRES_* and moves HOME before each test.
