@@ -124,6 +124,8 @@ def test_codex_scope_request_becomes_a_decision_and_the_echoed_example_does_not(
 
     assert result.code == 1
     assert outcome(result)["failClass"] == "fixer-scope-violation"
+    [log] = project.dispatch_logs()
+    assert "SCOPE-REQUEST: README.md — why" in (log / "seat.log").read_text()  # Codex printed its prompt back
     assert [(e["file"], e["reason"]) for e in project.of_type("scope-request")] == [
         (OTHER_FILE, "VALUE feeds the sum")]
     [decision] = project.decisions(cli)
