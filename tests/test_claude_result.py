@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from failres.agents.claude_result import DeniedCall, claude_result, is_seat_denied
+from failres.engine.seats import own_requests
+from failres.engine.taxonomy import ScopeRequest
 
 SAMPLES = Path(__file__).resolve().parent / "data" / "claude_result"
 
@@ -89,3 +91,17 @@ def test_a_run_denied_one_call_that_still_made_its_edit_is_judged_by_the_gate():
 def test_a_run_without_denials_or_without_a_result_is_not_seat_denied():
     assert not is_seat_denied(claude_result(sample("success_edit")), changed_paths=[])
     assert not is_seat_denied(None, changed_paths=[])
+
+
+def test_a_scope_request_in_claudes_json_result_is_read_from_its_text_not_the_json_line():
+    """Seen with the real CLI: read from the raw line, the reason ran on into the session id and usage."""
+    document = json.loads(sample("success_edit"))
+    document["result"] = "VALUE is wrong.\nSCOPE-REQUEST: src/other.py — VALUE feeds the sum"
+    output = json.dumps(document, ensure_ascii=False) + "\n"
+
+    assert own_requests(output, prompt="Make add() add.") == (ScopeRequest("src/other.py", "VALUE feeds the sum"),)
+
+
+def test_a_scope_request_line_echoed_from_the_prompt_is_not_the_seats_own():
+    prompt = "If README.md must change, print:\nSCOPE-REQUEST: README.md — why"
+    assert own_requests("Working on it.\nSCOPE-REQUEST: README.md — why\nDone.\n", prompt) == ()

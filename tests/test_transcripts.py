@@ -919,3 +919,27 @@ def test_mining_reports_an_unreadable_file_and_goes_on(tmp_path: Path) -> None:
     first, second = mine([tmp_path])
     assert first.path == bad and "not a transcript" in first.error and first.interventions == ()
     assert second.path == good and second.error == "" and len(second.interventions) == 1
+
+
+def test_claude_codes_own_listings_of_agents_and_skills_neither_taint_nor_warn(tmp_path):
+    """Claude Code 2.1 opens a print-mode session with attachments listing the installed agents
+    and skills, and ends it with a `last-prompt` record: the person's environment, not a third party's."""
+    from lessons.learning.claude_code import load_claude_code
+
+    session = "11111111-2222-3333-4444-555555555555"
+    lines = [
+        {"type": "user", "sessionId": session, "cwd": "/repo", "uuid": "u1", "timestamp": "2026-11-30T10:00:00Z",
+         "isSidechain": False,
+         "message": {"role": "user", "content": "Fix the parser."}},
+        {"type": "attachment", "sessionId": session, "attachment": {"type": "agent_listing_delta", "agents": []}},
+        {"type": "attachment", "sessionId": session, "attachment": {"type": "skill_listing", "skills": ["pdf"]}},
+        {"type": "assistant", "sessionId": session, "uuid": "a1", "timestamp": "2026-11-30T10:00:01Z",
+         "isSidechain": False,
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "Done."}]}},
+        {"type": "last-prompt", "sessionId": session, "lastPrompt": "Fix the parser."},
+    ]
+    path = tmp_path / f"{session}.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    transcript = load_claude_code(path)
+    assert transcript.problems == ()
+    assert [m.role for m in transcript.messages] == ["user", "assistant"]

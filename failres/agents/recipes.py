@@ -11,7 +11,10 @@ Why the flags are what they are, in short (FACTS.md "Real agent CLIs" has the me
   commands, including the judge the fix prompt tells it to run; `--allowedTools` allows
   the gate's program (derived from the gate, `claude_bash_rules`). With
   `--output-format json` a run that was denied its edits is told apart from a red gate.
-- Codex's `workspace-write` sandbox makes `.git` read-only and closes the network.
+- Codex's `workspace-write` sandbox makes `.git` read-only and closes the network. Its
+  shell is a login shell unless `allow_login_shell=false`: /etc/profile then resets PATH,
+  and the judge the fix prompt names (`python3 -m pytest`) ran another python3 than the
+  gate's (seen with the real CLI: "No module named pytest" where the gate passed).
 - aider by default edits `.gitignore`, writes chat history and a tags cache into the
   repository and commits dirty files; each of those is switched off or moved into the
   dispatch directory.
@@ -160,6 +163,7 @@ def _codex_lines() -> list[str]:
     lines += _command_lines("command", [
         (("codex", "exec"), "one run, then exit"),
         (("--sandbox", "workspace-write"), "writes in the workspace only; .git read-only"),
+        (("-c", "allow_login_shell=false"), "its commands keep failres's PATH, as the gate does"),
         (("--color", "never"), "plain text in the kept logs"),
         (("-",), "the prompt from stdin"),
     ])

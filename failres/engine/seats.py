@@ -116,8 +116,21 @@ def own_requests(output: str, prompt: str) -> tuple[ScopeRequest, ...]:
     line and earlier failures: a line that stands in the prompt is failres's own text.
     """
     prompt_lines = {line.strip() for line in prompt.splitlines() if line.strip()}
-    own = "\n".join(line for line in output.splitlines() if line.strip() not in prompt_lines)
+    own = "\n".join(line for line in agent_words(output).splitlines() if line.strip() not in prompt_lines)
     return parse_scope_requests(own)
+
+
+def agent_words(output: str) -> str:
+    """What the agent said, as lines: Claude Code's JSON result is decoded to its text.
+
+    With `--output-format json` (the recipe's) Claude Code prints its last message
+    inside one JSON object on one line: read as it stands, a request's reason would run
+    on into the rest of the object (session id, usage, cost) — seen with the real CLI.
+    """
+    from failres.agents.claude_result import claude_result
+
+    result = claude_result(output)
+    return output if result is None else result.result_text
 
 
 def probe_binding(binding: BindingConfig, cwd: Path, env: Mapping[str, str]) -> tuple[bool, str]:

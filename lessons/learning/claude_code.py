@@ -40,8 +40,13 @@ TOOL_INPUT_LIMIT = 2000
 # tools and hooks, file backups, titles, timing). Any other unknown type is a
 # problem: it may carry content, and provenance must not assume it does not.
 _BOOKKEEPING_TYPES = frozenset(
-    ("progress", "system", "file-history-snapshot", "summary", "custom-title", "ai-title", "tag")
+    ("progress", "system", "file-history-snapshot", "summary", "custom-title", "ai-title", "tag", "last-prompt")
 )
+# Attachments Claude Code itself adds to tell the model what it has at hand: the
+# agents and skills the person installed. They are the person's own environment,
+# listed by the harness, not content from a third party: they neither taint what
+# follows nor carry a person's words.
+_HARNESS_ATTACHMENTS = frozenset(("agent_listing_delta", "skill_listing"))
 
 
 def load_claude_code(path: Path | str, *, trusted: TrustedCommands = DEFAULT_TRUSTED) -> Transcript:
@@ -239,6 +244,8 @@ class _SessionReader:
 
     def _attachment(self, number: int, record: dict) -> None:
         attachment = record.get("attachment")
+        if isinstance(attachment, dict) and attachment.get("type") in _HARNESS_ATTACHMENTS:
+            return
         if not isinstance(attachment, dict) or attachment.get("type") != "queued_command":
             self.problem(number, "attachment of an unrecognised kind")
             return

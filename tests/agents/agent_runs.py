@@ -54,12 +54,16 @@ def agent_binary(name: str) -> Path:
 # A fixture here, not in a conftest.py: a second conftest module would shadow tests/conftest.py
 # for the test modules that import from it. Test modules import it by name.
 @pytest.fixture
-def model_server() -> Iterator[Callable[[list[Step]], ModelServer]]:
-    """Start a scripted model server; every one started is stopped after the test."""
+def model_server() -> Iterator[Callable[..., ModelServer]]:
+    """Start a scripted model server; every one started is stopped after the test.
+
+    `model_server(script)`, or `model_server(script, by_phrase={phrase: script})` for a
+    server that plays more than one dispatch (see ModelServer).
+    """
     started: list[ModelServer] = []
 
-    def start(script: list[Step]) -> ModelServer:
-        server = ModelServer(script).start()
+    def start(script: list[Step], by_phrase: dict[str, list[Step]] | None = None) -> ModelServer:
+        server = ModelServer(script, dict(by_phrase or {})).start()
         started.append(server)
         return server
 

@@ -16,6 +16,11 @@ conversation that already holds N assistant turns, so a client that retries a
 request gets the same answer again. aider's prompt carries example assistant turns
 of its own, so there the step is the number of earlier requests instead.
 
+One server can play several agents in turn (the implementer, then the fixer of a
+task): `by_phrase` maps a phrase of a conversation's user messages (say, the fix
+prompt's "Repair attempt 1") to that conversation's own script; a conversation
+holding none of the phrases gets `script`. aider's request count is kept per script.
+
 Every request is logged (`ModelServer.requests`), so a test can assert on what the
 agent really sent: that the prompt arrived, which tools were offered, what a tool
 call returned.
@@ -197,6 +202,31 @@ class LoggedRequest:
     body: dict
     step: int | None  # the script step that answered it; None for a request outside the script
     credential: str = ""  # the key the agent sent (x-api-key, or the bearer token): whose login it used
+    phrase: str = ""  # the `by_phrase` key whose script answered it; "" for the default script
+
+    def user_text(self) -> str:
+        """Everything the user side of the conversation said: the prompt, tool results."""
+        return user_text(self.body)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def user_text(body: dict) -> str:
+    """The text of a request's user-role messages (Messages and Chat `messages`, Responses `input`)."""
+    items = body.get("messages") if isinstance(body.get("messages"), list) else body.get("input")
+    if not isinstance(items, list):
+        return ""
+    return "\n".join(text for item in items if isinstance(item, dict) and item.get("role") == "user"
+                     for text in _strings(item.get("content")))
 
 
 @dataclass
@@ -204,9 +234,10 @@ class ModelServer:
     """The scripted endpoint; `start()` binds a free port on 127.0.0.1."""
 
     script: list[Step]
+    by_phrase: dict[str, list[Step]] = field(default_factory=dict)
     requests: list[LoggedRequest] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    _chat_requests: int = 0
+    _chat_requests: dict[str, int] = field(default_factory=dict)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _httpd: ThreadingHTTPServer | None = None
 
@@ -238,14 +269,21 @@ class ModelServer:
             self._httpd.server_close()
             self._httpd = None
 
-    def scripted(self, path: str | None = None) -> list[LoggedRequest]:
-        """The requests that a script step answered (optionally only those to `path`)."""
+    def scripted(self, path: str | None = None, *, phrase: str | None = None) -> list[LoggedRequest]:
+        """The requests that a script step answered (optionally only those to `path`, or of one script)."""
         return [request for request in self.requests
-                if request.step is not None and (path is None or request.path.split("?")[0] == path)]
+                if request.step is not None and (path is None or request.path.split("?")[0] == path)
+                and (phrase is None or request.phrase == phrase)]
 
-    def step_for(self, turns: int) -> Step:
-        """Step `turns`; past the end of the script, a closing text turn so the agent stops."""
-        return self.script[turns] if turns < len(self.script) else Step(text="Done.")
+    def phrase_of(self, body: dict) -> str:
+        """The first `by_phrase` key the conversation's user messages hold, else ""."""
+        said = user_text(body)
+        return next((phrase for phrase in self.by_phrase if phrase in said), "")
+
+    def step_for(self, turns: int, phrase: str = "") -> Step:
+        """Step `turns` of the script; past its end, a closing text turn so the agent stops."""
+        script = self.by_phrase[phrase] if phrase else self.script
+        return script[turns] if turns < len(script) else Step(text="Done.")
 
     def answer(self, method: str, path: str, body: dict,
                credential: str = "") -> tuple[int | None, Iterable[bytes] | dict]:
@@ -253,6 +291,7 @@ class ModelServer:
         route = path.split("?")[0]
         number = next(self._ids)
         model = str(body.get("model", "fake-model"))
+        phrase = self.phrase_of(body)
         step_number: int | None = None
         reply: Iterable[bytes] | dict
         if route == "/v1/messages/count_tokens":
@@ -262,22 +301,24 @@ class ModelServer:
             # answer it plainly, without spending a step of the script.
             if body.get("tools"):
                 step_number = anthropic_turns(body)
-                reply = anthropic_events(self.step_for(step_number), model, f"msg{number}")
+                reply = anthropic_events(self.step_for(step_number, phrase), model, f"msg{number}")
             else:
                 reply = anthropic_events(Step(text="Scripted."), model, f"msg{number}")
         elif route == "/v1/responses":
             step_number = responses_turns(body)
-            reply = responses_events(self.step_for(step_number), model, f"resp{number}")
+            reply = responses_events(self.step_for(step_number, phrase), model, f"resp{number}")
         elif route == "/v1/chat/completions":
             with self._lock:
-                step_number, self._chat_requests = self._chat_requests, self._chat_requests + 1
-            reply = chat_events(self.step_for(step_number), model, f"chatcmpl{number}")
+                step_number = self._chat_requests.get(phrase, 0)
+                self._chat_requests[phrase] = step_number + 1
+            reply = chat_events(self.step_for(step_number, phrase), model, f"chatcmpl{number}")
         elif route.endswith("/models"):
             reply = {"object": "list", "data": [{"id": model, "object": "model"}]}
         else:
             reply = {}
         with self._lock:
-            self.requests.append(LoggedRequest(method, path, body, step_number, credential))
+            self.requests.append(LoggedRequest(method, path, body, step_number, credential,
+                                               phrase if step_number is not None else ""))
         return step_number, reply
 
 

@@ -82,3 +82,25 @@ def test_chat_completions_are_answered_in_request_order_and_end_with_done(model_
     texts = [events[0]["choices"][0]["delta"]["content"] for events in answers]
     assert texts == ["one", "two", "Done."]  # past the script: a closing turn, so the agent stops
     assert all(events[-1] == "[DONE]" for events in answers)
+
+
+def test_a_conversation_holding_a_phrase_is_answered_by_that_phrases_own_script(model_server):
+    server = model_server([say("implementing")], by_phrase={"Repair attempt 1": [say("fixing"), say("fixed")]})
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "# Task\n## Repair attempt 1\n"}]}
+    other = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "# Task\n"}]}
+    answers = [post(server, "/v1/chat/completions", b) for b in (body, other, body)]
+    texts = [events[0]["choices"][0]["delta"]["content"] for events in answers]
+    assert texts == ["fixing", "implementing", "fixed"]  # aider's request count is kept per script
+    assert [request.phrase for request in server.scripted()] == ["Repair attempt 1", "", "Repair attempt 1"]
+
+
+def test_a_phrase_said_only_by_the_assistant_does_not_choose_the_script(model_server):
+    server = model_server([claude_tools(("Read", {"file_path": "a.py"})), say("default")],
+                          by_phrase={"Repair attempt 1": [say("fixer")]})
+    body = {"model": "m", "stream": True, "tools": [{"name": "Read"}], "messages": [
+        {"role": "user", "content": "# Task"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Repair attempt 1"}]},
+        {"role": "user", "content": [{"type": "tool_result", "content": "x"}]}]}
+    events = post(server, "/v1/messages?beta=true", body)
+    texts = [event["delta"]["text"] for event in events if event.get("type") == "content_block_delta"]
+    assert texts == ["default"]
