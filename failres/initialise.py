@@ -15,7 +15,8 @@ from pathlib import Path
 import pygit2
 
 from failres.agents.recipes import AGENTS, gate_command_for, recipe_toml
-from failres.config.model import CONFIG_FILE, parse_config
+from failres.config.model import CONFIG_FILE
+from failres.config.loading import parse_config
 from failres.config.schema import read_text_file
 from failres.errors import UsageError
 from failres.hooks.install import HooksReport, install_hooks

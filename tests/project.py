@@ -108,7 +108,7 @@ class Project:
 
     def workspace(self, task: str = "t1") -> Path:
         """Where the task's workspace is (whether or not it still exists)."""
-        from failres.config.model import load_config, worktrees_root
+        from failres.config.loading import load_config, worktrees_root
         from failres.gitops.location import locate_repo
 
         return worktrees_root(load_config(self.top), locate_repo(self.top)) / self.slug / task

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import ROOT, git
 from failres.agents.recipes import AGENTS, DEFAULT_GATE, claude_bash_rule, claude_bash_rules, gate_command_for, recipe_toml
-from failres.config.model import load_config, parse_config
+from failres.config.loading import load_config, parse_config
 from failres.config.placeholders import placeholders_in
 
 

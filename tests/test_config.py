@@ -10,15 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from failres.config.model import (
-    CONFIG_FILE,
-    Config,
-    RepoPaths,
-    branch_name_problem,
-    load_config,
-    parse_config,
-    worktrees_root,
-)
+from failres.config.loading import load_config, parse_config, worktrees_root
+from failres.config.model import CONFIG_FILE, Config, RepoPaths, branch_name_problem
 from failres.config.schema import key_paths
 from failres.errors import ConfigError
 

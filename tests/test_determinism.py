@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from failres.config.model import load_config
+from failres.config.loading import load_config
 from failres.knowledge.learning import accept, learn, reflect, retire
 from lessons.facts import set_fact
 from lessons.ledger import record_outcome

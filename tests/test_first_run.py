@@ -7,7 +7,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from conftest import ROOT, git, run_failres
-from failres.config.model import load_config, parse_config
+from failres.config.loading import load_config, parse_config
 
 
 def test_init_prints_three_next_steps_in_order(repo: Path) -> None:

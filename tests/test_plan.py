@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from failres.config.model import Config, parse_config
+from failres.config.model import Config
+from failres.config.loading import parse_config
 from failres.errors import ConfigError, UsageError
 from failres.plans.plan_file import Plan, Task, load_plan
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from failres.config.model import PolicyConfig, effective_policy_of, parse_config
+from failres.config.model import PolicyConfig
+from failres.config.loading import effective_policy_of, parse_config
 from failres.errors import ConfigError
 from lessons.policy import (
     POLICY_KEYS,

@@ -18,7 +18,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from failres.config.model import LearningConfig, parse_config
+from failres.config.model import LearningConfig
+from failres.config.loading import parse_config
 from failres.errors import ConfigError
 from lessons.providers import (
     CommandProvider,

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pygit2
 
-from failres.config.model import Config, find_repo_top, load_config
+from failres.config.model import Config, find_repo_top
+from failres.config.loading import load_config
 from failres.inert import inert
 from lessons.store import Store
 

@@ -9,7 +9,7 @@ import typer
 from failres.cli.app import app
 from failres.clidoc.model import KNOWLEDGE
 from failres.cli.common import Context, console, emit_json, open_context
-from failres.config.model import effective_policy_of
+from failres.config.loading import effective_policy_of
 from failres.engine.taxonomy import UserRule, render_rung_table, rung_table
 from lessons.policy import EffectivePolicy, Policy
 

@@ -13,11 +13,9 @@ silently ignored is worse than one that is refused.
 from __future__ import annotations
 
 import difflib
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import MappingProxyType
 
 from failres.config.kinds import (
@@ -37,21 +35,15 @@ from failres.config.kinds import (
     seat_placeholder_problem,
 )
 from failres.config.schema import (
-    Invalid,
     NamedSections,
     Section,
     SectionList,
-    config_error,
-    parse_toml,
-    read_table,
-    read_text_file,
     setting,
 )
 from failres.config.checks import (
     branch_name_problem,
     ref_name_problem,
     remote_problem,
-    resolve_workspace_dir,
     store_ref_problem,
     workspace_dir_problem,
 )
@@ -59,7 +51,6 @@ from failres.config.knowledge import LearningConfig, PolicyConfig, PolicySection
 from failres.errors import ConfigError
 from failres.config.placeholders import PLACEHOLDERS, render_command
 from failres.gitops.location import RepoPaths, find_repo_top, locate_repo
-from lessons.policy import POLICY_KEYS, EffectivePolicy, PolicyProblem, effective_policy
 
 __all__ = [
     "BUILT_IN_FAILURE_CLASSES", "CONFIG_FILE", "DEFAULT_ENGINE_DOWN_PATTERNS", "PLACEHOLDERS",
@@ -67,8 +58,8 @@ __all__ = [
     "OutputConfig",
     "PolicyConfig", "ProbeConfig", "RepairConfig", "RepoPaths", "ScopeConfig", "SeatsConfig", "StopLossConfig",
     "StoreConfig", "SyncConfig", "TaxonomyConfig", "TaxonomyRule", "WorktreesConfig",
-    "branch_name_problem", "effective_policy_of", "find_repo_top", "load_config", "locate_repo", "parse_config",
-    "ref_name_problem", "render_command", "workspace_dir_problem", "worktrees_root",
+    "branch_name_problem", "find_repo_top", "locate_repo", "ref_name_problem", "render_command",
+    "workspace_dir_problem",
 ]
 
 CONFIG_FILE = ".failres.toml"
@@ -335,89 +326,13 @@ class Config:
     def _undefined(self, noun: str, name: str, section: str) -> ConfigError:
         known = list(getattr(self, section))
         msg = f'{self.source}: no {noun} named "{name}" is defined in [{section}]'
-        return ConfigError(msg, hint=_known_names_hint(name, known, section))
+        return ConfigError(msg, hint=known_names_hint(name, known, section))
 
 
-def _known_names_hint(name: str, known: list[str], section: str) -> str:
+def known_names_hint(name: str, known: list[str], section: str) -> str:
     close = difflib.get_close_matches(name, known, n=1)
     if close:
         return f'did you mean "{close[0]}"?'
     if known:
         return f"defined in [{section}]: " + ", ".join(known)
     return f"define it as [{section}.{name}] in {CONFIG_FILE}"
-
-
-# ---- reading ----
-
-def _check_seats(config: Config) -> None:
-    """Every non-empty seat must name a defined binding."""
-    for seat in ("implementer", "fixer", "resolver"):
-        name = getattr(config.seats, seat)
-        if name and name not in config.bindings:
-            problem = f'names binding "{name}" which is not defined in [bindings]'
-            hint = _known_names_hint(name, list(config.bindings), "bindings")
-            raise Invalid(("seats", seat), problem, hint=hint)
-
-
-def parse_config(text: str, source: str) -> Config:
-    """The configuration in `text`; ConfigError naming `source` and the key on any problem."""
-    raw = parse_toml(text, source)
-    try:
-        config = read_table(Config, raw, (), source=source)
-        _check_seats(config)
-    except Invalid as invalid:
-        raise config_error(source, invalid) from None
-    return config
-
-
-def load_config(top: Path) -> Config:
-    """The configuration at `top/.failres.toml`; the defaults when there is no such file.
-
-    Also checked against the repository at `top`: where `worktrees.dir` points.
-    """
-    path = top / CONFIG_FILE
-    if not path.exists():
-        return Config(source=str(path))
-    config = parse_config(read_text_file(path, str(path)), str(path))
-    if config.worktrees.dir:
-        problem = _workspace_problem(config.worktrees.dir, top)
-        if problem:
-            raise config_error(str(path), Invalid(("worktrees", "dir"), problem))
-    return config
-
-
-def _workspace_problem(value: str, top: Path) -> str | None:
-    import pygit2
-
-    found = pygit2.discover_repository(str(top))
-    if not found:
-        return None
-    git_dir = Path(os.path.realpath(found))
-    return workspace_dir_problem(resolve_workspace_dir(value, top), Path(os.path.realpath(top)), git_dir)
-
-
-# ---- where worktrees go ----
-
-def worktrees_root(config: Config, repo: RepoPaths) -> Path:
-    """The directory task workspaces go in: `worktrees.dir`, or the user's cache."""
-    if not config.worktrees.dir:
-        from failres.gitops.workspace import default_root
-
-        return default_root(repo.common_dir, repo.top)
-    chosen = resolve_workspace_dir(config.worktrees.dir, repo.top)
-    problem = workspace_dir_problem(chosen, Path(os.path.realpath(repo.top)), Path(os.path.realpath(repo.common_dir)))
-    if problem:
-        raise config_error(config.source, Invalid(("worktrees", "dir"), problem))
-    return chosen
-
-
-# ---- the knowledge policy in force ----
-
-def effective_policy_of(config: Config, environ: Mapping[str, str]) -> EffectivePolicy:
-    """The policy the file sets, overlaid by `FAILRES_POLICY_*`; ConfigError naming the variable."""
-    values = {key: getattr(config.policy, key) for key in config.policy.file_keys if key in POLICY_KEYS}
-    try:
-        return effective_policy(values, file_source=config.source, environ=environ)
-    except PolicyProblem as problem:
-        msg = f"environment: {problem}"
-        raise ConfigError(msg, hint=problem.hint) from None

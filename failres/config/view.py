@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from failres.config.model import CONFIG_FILE, Config, effective_policy_of
+from failres.config.model import CONFIG_FILE, Config
+from failres.config.loading import effective_policy_of
 from failres.config.kinds import Duration
 from failres.config.schema import NamedSections, Section, SectionList, declared_settings, format_path
 from failres.config.durations import format_duration

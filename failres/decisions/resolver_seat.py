@@ -18,7 +18,8 @@ from pathlib import Path
 import pygit2
 
 from failres.decisions.answering import answer_decision, propose_decision, widening_problem
-from failres.config.model import Config, render_command, worktrees_root
+from failres.config.model import Config, render_command
+from failres.config.loading import worktrees_root
 from failres.decisions.records import COLLECTION, WAITING
 from failres.containment import reaper
 from failres.containment.process import ProcessResult, run_process

@@ -22,19 +22,16 @@ import posixpath
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from failres.engine.quarantine import Failure
 from failres.scope import ignore_pattern_matches, match_scope, matches_any
+from failres.engine.run_context import RunContext
 from failres.engine.seats import SeatRun, run_seat
 from failres.containment.tamper import Guard
 from failres.engine.taxonomy import FIXER_SCOPE_VIOLATION, SEAT_DENIED, SEAT_TAMPER, ScopeRequest
 from failres.gitops.workspace import Checked, remove_tree
 
 log = logging.getLogger("failres.dispatch")
-
-if TYPE_CHECKING:
-    from failres.engine.loop import TaskRun
 
 # A snapshot keeps the failing state for a person; files past this size are left out.
 SNAPSHOT_MAX_FILE_BYTES = 1024 * 1024
@@ -67,7 +64,7 @@ class Dispatched:
             return None
 
 
-def dispatch_seat(run: TaskRun, seat: str, mode: str, attempt: int, *, gate_output: str,
+def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_output: str,
                   rejected: tuple[str, ...]) -> Dispatched | Failure:
     """Run `seat` once in the task's workspace and gather what it did."""
     workspace = run.workspace
@@ -134,7 +131,7 @@ def dispatch_seat(run: TaskRun, seat: str, mode: str, attempt: int, *, gate_outp
     return dispatched
 
 
-def _refused(run: TaskRun, changed: Sequence[str], checked: Checked) -> tuple[str, ...]:
+def _refused(run: RunContext, changed: Sequence[str], checked: Checked) -> tuple[str, ...]:
     """Changed paths the task may not keep: out of scope, protected, undecodable, or a link out of scope."""
     _, rejected = match_scope([p for p in changed if p not in checked.undecodable], run.allow,
                               run.config.scope.protected)
@@ -183,7 +180,7 @@ def _denied(found: SeatRun, changed: Sequence[str]) -> str | None:
     return result.denial_message() if is_seat_denied(result, list(changed)) else None
 
 
-def scope_failure(run: TaskRun, found: Dispatched, seat: str, *, first: bool) -> Failure | None:
+def scope_failure(run: RunContext, found: Dispatched, seat: str, *, first: bool) -> Failure | None:
     """The failure a violation or a scope request means, or None for the first plain violation."""
     if found.requests:
         # A seat that asks for scope stops the retry ladder at once: a person decides.

@@ -7,7 +7,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from failres.config.model import effective_policy_of
+from failres.config.loading import effective_policy_of
 from failres.engine import state
 from failres.containment.locks import live_holder, lost_holder, stop_lost_seat
 from failres.engine.loop import TaskRun

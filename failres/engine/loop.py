@@ -19,129 +19,37 @@ flight and a killed run resumes from what the journal says.
 from __future__ import annotations
 
 import logging
-import os
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from failres import gitops
-from failres.decisions.records import widened_files
 from failres.engine import state
-from failres.engine.dispatching import Dispatched, dispatch_seat, scope_failure
+from failres.engine.dispatching import dispatch_seat, scope_failure
+from failres.engine.run_steps import RunSteps
 from failres.containment.interrupts import Interrupted
-from failres.containment.locks import TaskLock
-from failres.engine.prompts import JudgeInvocation, PromptInput, render_prompt
-from failres.engine.quarantine import Failure, QuarantineInput, quarantine_task
-from failres.engine.ladder import Action, Conditions, QuarantineFacts, next_action, stop_loss_decision
-from failres.engine.runtime import Engine, GateOutcome, TaskOutcome
-from failres.engine.gates import GateRun, gate_env, run_gate_process, run_setup
-from failres.engine.seats import probe_until_healthy, seat_env, seat_values
+from failres.engine.quarantine import Failure
+from failres.engine.ladder import Action, QuarantineFacts, next_action, stop_loss_decision
+from failres.engine.runtime import TaskOutcome
 from failres.engine.taxonomy import (
     FIXER_SCOPE_VIOLATION,
     GATE_NOT_GREEN_AFTER_FIXER,
     GATE_TIMEOUT,
     GATE_UNAVAILABLE,
     REPEATED_FAILURE_STOP,
-    WORKSPACE_UNRESTORABLE,
     WRAPPER_ENGINE_DOWN,
-    Observation,
-    classify,
 )
-from failres.errors import GitError, UsageError
-from failres.gitops.branches import commit_tree, ensure_task_branch, move_branch, patch_tree
-from failres.gitops.workspace import Workspace
-from failres.journal import event_put, make_event, read_journal
-from failres.config.placeholders import render_command
-from failres.plans.plan_file import Plan, Task
+from failres.errors import UsageError
+from failres.gitops.branches import ensure_task_branch, patch_tree
+from failres.journal import read_journal
 from failres.engine.dispatch_logs import RunLogs, run_id
-from lessons.records import change_of
 from lessons.redact import redact
 
 EXACT_PATCH_RED = "exact-patch-red"
 log = logging.getLogger("failres.loop")
 
 
-class TaskRun:
-    """One run of one task. Holds the little mutable state a run has; writes as it goes."""
-
-    def __init__(self, engine: Engine, plan: Plan, task: Task, lock: TaskLock | None = None) -> None:
-        self.engine = engine
-        self.config = engine.config
-        self.plan = plan
-        self.task = task
-        self.slug = plan.slug
-        self.lock = lock
-        self.workspace: Workspace | None = None
-        self.workspace_path: Path | None = None
-        self.tree = ""  # the task's tree so far: what the gate judges and what is committed
-        self.int_head = ""
-        self.base = ""
-        self.allow: tuple[str, ...] = tuple(task.files)
-        self.widened: tuple[str, ...] = ()
-        self.prior: tuple[str, ...] = ()
-        self.conditions = Conditions("", "", "")
-        self.constrained_used = 0
-        self.last_fail_class: str | None = None
-        self.logs: RunLogs | None = None
-        self.dispatch_root: Path | None = None
-        self.gate_name = task.gate or (self.config.default_gate().name if self.config.default_gate() else "")
-
-    # ── journal, progress, stopping ──────────────────────────────────────
-
-    def journal(self, event_type: str, **fields: object) -> dict:
-        event = make_event(event_type, self.slug, self.task.id, **fields)
-        self.engine.store.commit(change_of([event_put(event)]), f"failres: {event_type} {self.slug}/{self.task.id}")
-        return event
-
-    def step(self, step: str, seat: str | None = None, attempt: int | None = None) -> None:
-        self.engine.progress.step(self.slug, self.task.id, step, seat=seat, attempt=attempt)
-
-    def stop_reason(self) -> str | None:
-        if self.engine.stop.is_set():
-            return "signal"
-        if self.lock is not None and self.lock.cancel_requested():
-            return "cancel"
-        return None
-
-    def cancelled(self) -> bool:
-        return self.stop_reason() is not None
-
-    def check_stop(self) -> None:
-        reason = self.stop_reason()
-        if reason is not None:
-            raise Interrupted(reason, self.engine.stop.signum)
-
-    # ── conditions ───────────────────────────────────────────────────────
-
-    def seat_binding(self, seat: str) -> str:
-        return getattr(self.config.seats, seat) or ""
-
-    def bindings_identity(self) -> dict[str, str]:
-        """Which binding (and which command) each seat uses: a change is a new experiment."""
-        out = {}
-        for seat in ("implementer", "fixer"):
-            name = self.seat_binding(seat)
-            if name:
-                out[seat] = f"{name}:{state.key_of(list(self.config.bindings[name].command))}"
-        return out
-
-    def prepare(self, events: Sequence[dict]) -> None:
-        from failres.decisions.records import task_decisions_from_store
-
-        self.int_head = gitops.head_commit(self.engine.top, self.config.integration.branch)
-        self.widened = widened_files(task_decisions_from_store(self.engine.store, self.slug, self.task.id),
-                                     self.slug, self.task.id)
-        self.allow = tuple(dict.fromkeys([*self.task.files, *self.widened]))
-        self.prior = state.prior_failure_reasons(events)
-        past = [q for q in state.quarantines(events) if q.fail_class != REPEATED_FAILURE_STOP]
-        self.last_fail_class = past[-1].fail_class if past else None
-        self.conditions = Conditions(
-            int_head=self.int_head,
-            scope_key=state.key_of(sorted(self.allow)),
-            bindings_key=state.key_of(self.bindings_identity()),
-        )
-
-    # ── the run ──────────────────────────────────────────────────────────
+class TaskRun(RunSteps):
+    """One run of one task, from its start to a commit or a quarantine."""
 
     def run(self, patch: Path | None = None, *, force: bool = False) -> TaskOutcome:
         events = read_journal(self.engine.store, self.slug).for_task(self.task.id)
@@ -217,10 +125,6 @@ class TaskRun:
         finally:
             self.step("done")
 
-    @property
-    def branch(self) -> str:
-        return f"failres/{self.slug}/{self.task.id}"
-
     def check_stop_loss(self, events: Sequence[dict]) -> TaskOutcome | None:
         facts = [QuarantineFacts(q.signature, q.int_head, q.scope_key, q.bindings_key)
                  for q in state.quarantines(events) if q.fail_class != REPEATED_FAILURE_STOP]
@@ -241,18 +145,6 @@ class TaskRun:
         for seat in sorted(set(before) | set(now)):
             if before.get(seat) != now.get(seat):
                 self.journal("binding-changed", seat=seat, **{"from": before.get(seat), "to": now.get(seat)})
-
-    def run_setup(self) -> Failure | None:
-        gate = self.config.gates[self.gate_name]
-        if not gate.setup:
-            return None
-        self.step("setup")
-        found = run_setup(gate, values=self.values("implement", 1), cwd=self.workspace.path,
-                          cancelled=self.cancelled, output=self.config.output)
-        self.check_stop()
-        if found is None:
-            return None
-        return Failure(GATE_UNAVAILABLE, f"gate {self.gate_name}'s setup {found}")
 
     def run_agent(self) -> TaskOutcome:
         failure = self.guarded_dispatch("implementer", "implement", 1)
@@ -314,32 +206,6 @@ class TaskRun:
         message = f"exact patch left gate {self.gate_name} red: {gate.summary}\n{gate.output}"
         return self.quarantine(Failure(EXACT_PATCH_RED, message, snapshot=self.tree), rollback=True)
 
-    def user_class(self, output: str) -> str | None:
-        obs = Observation("gate", None, 1, False, False, output)
-        found = classify(obs, engine_down_patterns=(), engine_down_exit_codes=(), user_rules=self.engine.user_rules())
-        return found.fail_class if found and found.fail_class not in (GATE_NOT_GREEN_AFTER_FIXER,) and any(
-            r.cls == found.fail_class for r in self.engine.user_rules()) else None
-
-    # ── seats ────────────────────────────────────────────────────────────
-
-    def values(self, mode: str, attempt: int, prompt_file: Path | None = None,
-               dispatch_dir: Path | None = None) -> dict[str, str]:
-        return {"worktree": str(self.workspace_path or ""), "repo": str(self.engine.top),
-                "slug": self.slug, "task": self.task.id, "mode": mode,
-                "prompt_file": str(prompt_file or ""), "attempt": str(attempt),
-                "dispatch_dir": str(dispatch_dir or "")}
-
-    def render(self, mode: str, attempt: int, *, gate_output: str = "", rejected: tuple[str, ...] = ()) -> str:
-        return render_prompt(build_prompt_input(self, mode, attempt, gate_output=gate_output, rejected=rejected))
-
-    def put_back(self, keep: Sequence[str]) -> Failure | None:
-        """Put the workspace back to the task's tree; a Failure when a seat made that impossible."""
-        try:
-            self.workspace.purify(self.tree, keep)
-        except GitError as error:
-            return Failure(WORKSPACE_UNRESTORABLE, str(error))
-        return None
-
     def guarded_dispatch(self, seat: str, mode: str, attempt: int, *, gate_output: str = "") -> Failure | None:
         """Dispatch a seat under the tamper check, the scope guard and the engine-down repair.
 
@@ -375,145 +241,3 @@ class TaskRun:
                 if self.probe(seat):
                     continue  # healthy again: that dispatch once more
             return failure
-
-    def classify_seat_failure(self, found: Dispatched, seat: str) -> Failure:
-        result = found.run.result
-        obs = Observation("seat", seat, result.exit_code, result.timed_out, result.not_found, result.text)
-        verdict = classify(obs, engine_down_patterns=self.config.engine_down.patterns,
-                           engine_down_exit_codes=self.config.engine_down.exit_codes,
-                           user_rules=self.engine.user_rules())
-        fail_class = verdict.fail_class if verdict else "unknown"
-        reason = verdict.reason if verdict else "the seat failed"
-        return Failure(fail_class, f"{seat} {reason}\n{result.text}", snapshot=found.snapshot())
-
-    def probe(self, seat: str) -> bool:
-        """Probe the seat's binding as the seat would run: its environment, its agent home."""
-        from failres.agents.homes import carry_back_logins, prepare_agent_homes
-        from failres.gitops.workspace import remove_tree
-
-        name = self.seat_binding(seat)
-        binding = self.config.bindings[name]
-        self.step("probe", seat=seat)
-
-        def record(attempt: int, healthy: bool, detail: str) -> None:
-            self.journal("repair", kind="wrapper-probe", outcome="healthy" if healthy else "down",
-                         binding=name, attempt=attempt, detail=detail)
-
-        def sleep(seconds: float) -> None:
-            self.engine.stop.wait(seconds) if self.engine.sleep is time.sleep else self.engine.sleep(seconds)
-            self.check_stop()
-
-        probe_dir = self.dispatch_root / "probe"
-        remove_tree(probe_dir)
-        probe_dir.mkdir(parents=True)
-        env = seat_env(seat_values(self.values("implement", 1, dispatch_dir=probe_dir)), binding.env)
-        links = prepare_agent_homes(env, os.environ, Path.home())
-        try:
-            return probe_until_healthy(binding, attempts=self.config.probe.attempts,
-                                       backoff=self.config.probe.backoff, cwd=self.workspace.path, env=env,
-                                       sleep=sleep, record=record)
-        finally:
-            carry_back_logins(links)
-
-    # ── gate, commit, quarantine ─────────────────────────────────────────
-
-    def judge(self, mode: str, attempt: int) -> JudgeInvocation | None:
-        gate = self.config.gates.get(self.gate_name)
-        if gate is None or self.workspace_path is None:
-            return None
-        try:
-            argv = render_command(gate.command, self.values(mode, attempt))
-        except ValueError:
-            return None
-        cwd = str(self.engine.top if gate.cwd == "repo" else self.workspace_path)
-        return JudgeInvocation(tuple(argv), cwd)
-
-    def run_gate(self, mode: str, attempt: int) -> GateOutcome:
-        gate = self.config.gates[self.gate_name]
-        problem = self.put_back(gate.keep)
-        if problem is not None:
-            return GateOutcome(False, False, None, problem.message, self.gate_name, unavailable=problem.message)
-        judge = self.judge(mode, attempt)
-        self.step("gate", attempt=attempt)
-        self.workspace.handed_over()
-        found: GateRun = run_gate_process(gate, judge, env=gate_env(self.values(mode, attempt)),
-                                          cancelled=self.cancelled, output=self.config.output)
-        self.check_stop()
-        result = found.result
-        if self.logs is not None and self.logs.count:
-            self.logs.current().gate(result.text, found.meta)
-        passed = result.exit_code == 0 and not result.timed_out
-        self.journal("gate-result", gate=self.gate_name, passed=passed, exitCode=result.exit_code,
-                     timedOut=result.timed_out, durationMs=int(result.duration * 1000), mode=mode, attempt=attempt,
-                     unavailable=result.not_found)
-        return GateOutcome(passed, result.timed_out, result.exit_code, result.text, self.gate_name,
-                           unavailable=found.unavailable_message)
-
-    def commit_green(self) -> TaskOutcome:
-        self.step("commit")
-        message = redact(f"failres: {self.slug}/{self.task.id} {self.task.title}".rstrip())
-        commit = commit_tree(self.engine.git_dir, self.tree, self.base, message,
-                             f"Failres-Task: {self.slug}/{self.task.id}")
-        move_branch(self.engine.top, self.engine.git_dir, self.branch, commit, expected=self.base,
-                    own=self.engine.own_moves)
-        self.journal("task-committed", commit=commit, intHead=self.int_head)
-        self.finish_workspace(keep=False)
-        return TaskOutcome(self.slug, self.task.id, "committed", commit=commit)
-
-    def quarantine(self, failure: Failure, *, rollback: bool = False) -> TaskOutcome:
-        self.step("quarantine")
-        outcome = quarantine_task(QuarantineInput(
-            engine=self.engine, slug=self.slug, task=self.task.id, files=tuple(self.task.files),
-            int_head=self.int_head, base=self.base or self.int_head, conditions=self.conditions,
-            base_tree=self.workspace.base_tree if self.workspace else None), failure)
-        # Without rollback the failed workspace stays for a person to look at.
-        keep = rollback and not self.config.repair.rollback
-        self.finish_workspace(keep=keep)
-        if outcome.decision is not None and self.config.seats.resolver:
-            self.ask_resolver(outcome.decision)
-        return outcome
-
-    def ask_resolver(self, decision_id: str) -> None:
-        """Let the resolver seat propose an answer right away; a person decides (unless configured otherwise)."""
-        from failres.decisions.resolver_seat import propose_answer
-
-        self.step("resolver", seat="resolver")
-        try:
-            propose_answer(self.engine.top, self.engine.repo, self.config, self.engine.store, decision_id)
-        except Exception:
-            log.exception("failres: the resolver seat could not propose an answer to %s", decision_id)
-
-    def finish_workspace(self, *, keep: bool) -> None:
-        if self.workspace is not None and not keep and not self.config.worktrees.keep:
-            self.workspace.remove()
-            if self.dispatch_root is not None:
-                from failres.gitops.workspace import remove_tree
-
-                remove_tree(self.dispatch_root)
-
-
-def advisory_class(run: TaskRun, mode: str, rejected: tuple[str, ...]) -> str | None:
-    """Which failure class the advisory lessons block is about for this dispatch."""
-    if rejected:
-        return FIXER_SCOPE_VIOLATION
-    if mode == "fix":
-        return GATE_NOT_GREEN_AFTER_FIXER
-    return run.last_fail_class
-
-
-def build_prompt_input(run: TaskRun, mode: str, attempt: int, *, gate_output: str = "",
-                       rejected: tuple[str, ...] = ()) -> PromptInput:
-    fail_class = advisory_class(run, mode, rejected)
-    outcomes: Sequence = ()
-    if run.engine.advisory is not None and fail_class:
-        outcomes = run.engine.advisory(fail_class)
-    return PromptInput(
-        slug=run.slug, task=run.task.id, title=run.task.title, prompt=run.task.prompt, files=tuple(run.task.files),
-        protected=tuple(run.config.scope.protected), mode=mode, attempt=attempt, gate_output=gate_output,
-        judge=run.judge(mode, attempt) if mode == "fix" else None, rejected_files=rejected,
-        prior_failures=run.prior, past_outcomes=tuple(outcomes),
-        rules_block=run.engine.rules_block() if run.engine.rules_block else "", widened_files=run.widened,
-        facts_block=run.engine.facts_block() if run.engine.facts_block else "",
-    )
-
-

@@ -43,7 +43,7 @@ class Engine:
         return Path(self.repo.path)
 
     def worktree_root(self) -> Path:
-        from failres.config.model import worktrees_root
+        from failres.config.loading import worktrees_root
         from failres.gitops.location import locate_repo
 
         return worktrees_root(self.config, locate_repo(self.top))

@@ -24,9 +24,7 @@ and the task's progress so far as plain working-tree changes.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import shutil
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +35,15 @@ import pygit2
 from failres.errors import GitError
 from failres.gitops.git import run_git
 from failres.gitops.status import STATUS_ARGS, StatusReport, parse_status
+from failres.gitops.workspace_files import (
+    claim_workspace_path,
+    default_root,
+    remove_nested_git_dirs,
+    remove_tree,
+    restore_permissions,
+)
+
+__all__ = ["Checked", "Workspace", "claim_workspace_path", "default_root", "remove_tree", "shown_name"]
 
 # Settings that make git read a work tree on failres's terms, whatever the person's or
 # the seat's configuration says: no fsmonitor daemon or hook, no untracked cache whose
@@ -279,7 +286,7 @@ class Workspace:
         if tree == self.tree and self._nothing_to_put_back(keep):
             # The common case after an accepted dispatch: the files are the tree already,
             # and nothing untracked or ignored lies about; only the seat's git is renewed.
-            _remove_nested_git_dirs(self.path)
+            remove_nested_git_dirs(self.path)
             self.reset_seat_git()
             self.pristine = True
             return
@@ -288,7 +295,7 @@ class Workspace:
         except GitError:
             # A seat may have taken permissions away from files or directories; give
             # them back and try once more.
-            _restore_permissions(self.path)
+            restore_permissions(self.path)
             self._put_back(tree, keep)
         self.tree = tree
         self._remember_private_index()
@@ -321,7 +328,7 @@ class Workspace:
         # -ff: nested repositories too; -x: ignored files too (nothing the seat hid from
         # git reaches a gate). `.git` at the top is never listed by git, so it stays.
         self.git(["clean", "-ffdxq", *exclude])
-        _remove_nested_git_dirs(self.path)
+        remove_nested_git_dirs(self.path)
 
 
 def shown_name(path: str) -> str:
@@ -353,95 +360,3 @@ def _seat_config(git_dir: Path) -> str:
         if value and "\n" not in value and '"' not in value:
             lines.append(f"\t{key.split('.', 1)[1]} = {value}")
     return "\n".join(lines) + "\n"
-
-
-def _remove_nested_git_dirs(top: Path) -> None:
-    # git never lists a directory named `.git`, wherever it is, so `clean` leaves one
-    # a seat planted below the top (with whatever it put inside). Only the top one is
-    # the seat's git dir, and it is rebuilt anyway. `find` walks a large tree in a
-    # fraction of Python's time; os.walk is the fallback.
-    finder = shutil.which("find")
-    if finder is not None:
-        from failres.containment.reaper import run_owned
-
-        completed = run_owned([finder, str(top), "-mindepth", "2", "-name", ".git", "-prune", "-print0"])
-        if completed.returncode == 0:
-            for raw in completed.stdout.split(b"\0"):
-                if raw:
-                    remove_tree(Path(os.fsdecode(raw)))
-            return
-    for root, dirs, _files in os.walk(top):
-        if Path(root) == top:
-            dirs[:] = [d for d in dirs if d != ".git"]
-            continue
-        if ".git" in dirs:
-            remove_tree(Path(root) / ".git")
-            dirs.remove(".git")
-
-
-def _restore_permissions(top: Path) -> None:
-    for root, dirs, files in os.walk(top):
-        for name in dirs + files:
-            full = os.path.join(root, name)
-            try:
-                if not os.path.islink(full):
-                    os.chmod(full, os.stat(full).st_mode | stat.S_IRUSR | stat.S_IWUSR
-                             | (stat.S_IXUSR if os.path.isdir(full) else 0))
-            except OSError:
-                pass
-
-
-def remove_tree(path: Path) -> None:
-    """Remove a file, a symlink (never what it points to) or a directory tree, whatever its permissions."""
-    try:
-        info = path.lstat()
-    except FileNotFoundError:
-        return
-    if not stat.S_ISDIR(info.st_mode):
-        path.unlink()
-        return
-
-    def retry_writable(function, failed: str, _exc) -> None:
-        parent = os.path.dirname(failed)
-        try:
-            os.chmod(parent, os.stat(parent).st_mode | stat.S_IRWXU)
-            if os.path.isdir(failed) and not os.path.islink(failed):
-                os.chmod(failed, os.stat(failed).st_mode | stat.S_IRWXU)
-        except OSError:
-            pass
-        function(failed)
-
-    # A seat may take write permission away from its files; failres gives it back to
-    # delete them. (`onerror` is the spelling every supported Python accepts.)
-    shutil.rmtree(path, onerror=retry_writable)
-
-
-def claim_workspace_path(path: Path, git_dir: Path, state_dir: Path) -> None:
-    """Make room at `path` for a new workspace, removing only what failres itself made there.
-
-    A directory failres registered for this task (`<state_dir>/path` names it) is
-    failres's and goes; anything else at that path is someone's, and failres refuses.
-    """
-    if not path.exists() and not path.is_symlink():
-        return
-    registered = state_dir / "path"
-    ours = registered.exists() and registered.read_text(encoding="utf-8").strip() == str(path)
-    if not ours and path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
-        return  # an empty directory holds nothing to lose
-    if not ours:
-        msg = f"cannot create a task workspace at {path}: something that failres did not make is there"
-        raise GitError(msg, hint="move it away or set [worktrees] dir in .failres.toml to another directory")
-    remove_tree(path)
-
-
-def default_root(common_dir: Path, top: Path) -> Path:
-    """Where workspaces go by default: the user's cache, one directory per repository.
-
-    Outside the person's checkout (nothing shows in their `git status`) and outside
-    the git dir (agents refuse to edit files under `.git`, and a seat must not find
-    the person's repository by looking at its own path).
-    """
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    digest = hashlib.sha256(str(common_dir.resolve()).encode()).hexdigest()[:10]
-    name = "".join(c if c.isalnum() or c in "._-" else "-" for c in top.name) or "repo"
-    return cache / "failres" / "workspaces" / f"{name}-{digest}"

@@ -10,7 +10,7 @@ import logging
 import os
 from typing import TYPE_CHECKING
 
-from failres.config.model import effective_policy_of
+from failres.config.loading import effective_policy_of
 
 if TYPE_CHECKING:
     from failres.engine.runtime import Engine, TaskOutcome

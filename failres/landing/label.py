@@ -148,7 +148,7 @@ def stamp_after_merge(start: Path, keys: Iterable[tuple[str, str]]) -> list[Stam
     into some other branch is not a landing. Tasks the journal does not know are
     skipped: there is nothing of theirs to stamp.
     """
-    from failres.config.model import load_config
+    from failres.config.loading import load_config
     from failres.gitops.location import locate_repo
 
     paths = locate_repo(start)

@@ -23,7 +23,7 @@ import pytest
 
 from failres.agents.homes import prepare_agent_homes
 from failres.agents.recipes import recipe_toml
-from failres.config.model import parse_config
+from failres.config.loading import parse_config
 from failres.config.placeholders import render_command
 from model_server import ModelServer, Step
 

@@ -1,0 +1,108 @@
+"""The files of a workspace, whatever a seat did to them, and where workspaces go.
+
+Removing a tree a seat made read-only or full of symlinks (never following one),
+giving back the permissions it took away, finding the `.git` directories it planted
+where git will not look, refusing a place that holds someone else's files, and the
+default place outside the person's checkout and git dir.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+from pathlib import Path
+
+from failres.errors import GitError
+
+def remove_nested_git_dirs(top: Path) -> None:
+    # git never lists a directory named `.git`, wherever it is, so `clean` leaves one
+    # a seat planted below the top (with whatever it put inside). Only the top one is
+    # the seat's git dir, and it is rebuilt anyway. `find` walks a large tree in a
+    # fraction of Python's time; os.walk is the fallback.
+    finder = shutil.which("find")
+    if finder is not None:
+        from failres.containment.reaper import run_owned
+
+        completed = run_owned([finder, str(top), "-mindepth", "2", "-name", ".git", "-prune", "-print0"])
+        if completed.returncode == 0:
+            for raw in completed.stdout.split(b"\0"):
+                if raw:
+                    remove_tree(Path(os.fsdecode(raw)))
+            return
+    for root, dirs, _files in os.walk(top):
+        if Path(root) == top:
+            dirs[:] = [d for d in dirs if d != ".git"]
+            continue
+        if ".git" in dirs:
+            remove_tree(Path(root) / ".git")
+            dirs.remove(".git")
+
+
+def restore_permissions(top: Path) -> None:
+    for root, dirs, files in os.walk(top):
+        for name in dirs + files:
+            full = os.path.join(root, name)
+            try:
+                if not os.path.islink(full):
+                    os.chmod(full, os.stat(full).st_mode | stat.S_IRUSR | stat.S_IWUSR
+                             | (stat.S_IXUSR if os.path.isdir(full) else 0))
+            except OSError:
+                pass
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a file, a symlink (never what it points to) or a directory tree, whatever its permissions."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(info.st_mode):
+        path.unlink()
+        return
+
+    def retry_writable(function, failed: str, _exc) -> None:
+        parent = os.path.dirname(failed)
+        try:
+            os.chmod(parent, os.stat(parent).st_mode | stat.S_IRWXU)
+            if os.path.isdir(failed) and not os.path.islink(failed):
+                os.chmod(failed, os.stat(failed).st_mode | stat.S_IRWXU)
+        except OSError:
+            pass
+        function(failed)
+
+    # A seat may take write permission away from its files; failres gives it back to
+    # delete them. (`onerror` is the spelling every supported Python accepts.)
+    shutil.rmtree(path, onerror=retry_writable)
+
+
+def claim_workspace_path(path: Path, git_dir: Path, state_dir: Path) -> None:
+    """Make room at `path` for a new workspace, removing only what failres itself made there.
+
+    A directory failres registered for this task (`<state_dir>/path` names it) is
+    failres's and goes; anything else at that path is someone's, and failres refuses.
+    """
+    if not path.exists() and not path.is_symlink():
+        return
+    registered = state_dir / "path"
+    ours = registered.exists() and registered.read_text(encoding="utf-8").strip() == str(path)
+    if not ours and path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
+        return  # an empty directory holds nothing to lose
+    if not ours:
+        msg = f"cannot create a task workspace at {path}: something that failres did not make is there"
+        raise GitError(msg, hint="move it away or set [worktrees] dir in .failres.toml to another directory")
+    remove_tree(path)
+
+
+def default_root(common_dir: Path, top: Path) -> Path:
+    """Where workspaces go by default: the user's cache, one directory per repository.
+
+    Outside the person's checkout (nothing shows in their `git status`) and outside
+    the git dir (agents refuse to edit files under `.git`, and a seat must not find
+    the person's repository by looking at its own path).
+    """
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    digest = hashlib.sha256(str(common_dir.resolve()).encode()).hexdigest()[:10]
+    name = "".join(c if c.isalnum() or c in "._-" else "-" for c in top.name) or "repo"
+    return cache / "failres" / "workspaces" / f"{name}-{digest}"
