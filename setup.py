@@ -3,7 +3,7 @@
 `git failres --help` is `git help failres` to git, which opens the manual page
 `git-failres(1)`; `git failres <TAB>` needs the completion scripts. Both are made
 from the installed commands themselves while the package is built (see
-failres/clidoc/build.py), so they describe exactly the version installed, and are
+failres/cli/manpage_build.py), so they describe exactly the version installed, and are
 installed as data under the prefix: `share/man/man1`, where man finds them next
 to a venv's or pipx's `bin`, and the shells' completion directories.
 """
@@ -33,7 +33,7 @@ class build_generated(Command):
 
     def run(self) -> None:
         sys.path.insert(0, str(HERE))  # the package being built, not one installed elsewhere
-        from failres.clidoc.build import write_generated
+        from failres.cli.manpage_build import write_generated
 
         for path in write_generated(HERE / GENERATED, self.distribution.get_version()):
             print(f"generated {path.relative_to(HERE)}")
@@ -60,7 +60,7 @@ class editable_wheel_with_data(editable_wheel):
 
 def _data_files() -> list[tuple[str, list[str]]]:
     sys.path.insert(0, str(HERE))
-    from failres.clidoc.build import INSTALLED
+    from failres.cli.manpage_build import INSTALLED
 
     return [(where, [str(GENERATED / name)]) for where, name in INSTALLED]
 

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import ROOT
 from failres.cli.help_cmds import description
-from failres.clidoc.build import build_date
+from failres.cli.manpage_build import build_date
 from failres.clidoc.roff import code, escape, render_manpage
 
 

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from failres.containment.process import EXIT_NOT_FOUND, printable_text, run_process
+from failres.processes.process import EXIT_NOT_FOUND, printable_text, run_process
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FORBIDDEN_CONTROLS = {chr(code) for code in (*range(0x20), *range(0x7F, 0xA0))} - {"\n", "\t"}
@@ -99,7 +99,7 @@ def test_fifty_megabytes_of_invalid_utf8_stay_within_the_head_and_tail_bounds(tm
         """
         import json, os, resource, sys
         from pathlib import Path
-        from failres.containment.process import run_process
+        from failres.processes.process import run_process
         before_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         result = run_process([sys.argv[1]], cwd=Path(sys.argv[2]), env=dict(os.environ),
                              stdin_data=None, timeout=600)
@@ -291,7 +291,7 @@ def test_a_double_forked_daemon_that_keeps_writing_files_is_dead_when_the_run_re
 
 
 def test_a_seat_that_kills_its_supervisor_still_leaves_nothing_behind(tmp_path, seat_env):
-    from failres.containment import reaper
+    from failres.processes import reaper
 
     assert reaper.become_subreaper()
     seat = write_seat(tmp_path, "seat", """
@@ -333,7 +333,7 @@ def test_a_hard_kill_of_failres_stops_the_seat_and_everything_it_started(tmp_pat
         import sys
         sys.path.insert(0, {str(REPO_ROOT)!r})
         from pathlib import Path
-        from failres.containment.process import run_process
+        from failres.processes.process import run_process
         run_process([{str(seat)!r}], cwd=Path({str(tmp_path)!r}), env={seat_env!r}, stdin_data=None, timeout=600)
         """))
     proc = subprocess.Popen([sys.executable, str(stand_in)])
@@ -348,7 +348,7 @@ def test_a_hard_kill_of_failres_stops_the_seat_and_everything_it_started(tmp_pat
 
 
 def test_an_unsupervised_command_takes_its_process_group_and_escapees_with_it(tmp_path, seat_env):
-    from failres.containment import reaper
+    from failres.processes import reaper
 
     assert reaper.become_subreaper()
     seat = write_seat(tmp_path, "gate", """

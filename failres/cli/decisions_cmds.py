@@ -69,7 +69,7 @@ def propose(
     json_out: bool = typer.Option(False, "--json", help="Print the outcome as JSON."),
 ) -> None:
     """Ask the resolver seat for an answer; it counts only in the exact scope shape. Exit 1 if none."""
-    from failres.decisions.resolver_seat import propose_answer
+    from failres.engine.resolver_seat import propose_answer
 
     repo = open_context()
     proposal = propose_answer(repo.top, repo.repo, repo.config, repo.store, decision_id)

@@ -38,7 +38,9 @@ def run(
         _dry_run(ctx, plan, task, patch, json_out)
         return
     progress = progress_for(quiet=quiet or json_out)
-    engine = engine_for(ctx, progress)
+    from failres.knowledge.attach import attach_knowledge
+
+    engine = engine_for(ctx, progress, attach=attach_knowledge)
     try:
         with stop_on_signals(engine.stop):
             outcomes = run_plan_file(engine, plan, task_ids=task, patch=patch, force=force, jobs=jobs)
@@ -67,8 +69,8 @@ def run(
 
 def _dry_run(ctx, plan_path: Path, task_ids: list[str], patch: Path | None, json_out: bool) -> None:
     from failres.errors import EXIT_BAD_INPUT
-    from failres.plans.plan_file import load_plan
-    from failres.plans.dry_run import check_plan, read_repo_facts
+    from failres.plan import load_plan
+    from failres.engine.dry_run import check_plan, read_repo_facts
 
     plan = load_plan(plan_path, ctx.config)
     checked = check_plan(plan, ctx.config, read_repo_facts(ctx.top, ctx.repo, ctx.store, ctx.config, plan),
@@ -126,7 +128,8 @@ def prompt(
     plan: Path = typer.Option(None, "--plan", help="The plan file (default: found by slug in the journal)."),
 ) -> None:
     """Print the exact prompt that seat would get now."""
-    from failres.engine.entry import prompt_now
+    from failres.engine.entry import engine_for, prompt_now
+    from failres.knowledge.attach import attach_knowledge
 
     ctx = open_context()
-    echo_text(prompt_now(ctx, slug, task, mode, plan))
+    echo_text(prompt_now(engine_for(ctx, attach=attach_knowledge), slug, task, mode, plan))

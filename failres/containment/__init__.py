@@ -1,8 +1,8 @@
-"""Containment: what keeps a seat in its box.
+"""Containment: what a seat must never change, and one live run per task.
 
-`process` runs a seat or gate with bounded output and a deadline, under the
-`supervise` program that kills every process below it; `reaper` makes failres the
-last subreaper and sweeps what escaped; `tamper` and `checkout` record the person's
-repository around a dispatch and undo what a seat changed there; `locks`,
-`interrupts` and `cancel` keep one live run per task and stop runs cleanly.
+`tamper` and `checkout` record the person's repository (refs, config, hooks, the
+checkout) around a dispatch and undo what a seat changed there; `locks` keep one
+live run per task and let a later run find one that died; `interrupts` turn signals
+into a clean stop; `cancel` stops a run from another terminal. Running the seat
+itself, so that none of its processes outlives it, is `failres.processes`.
 """

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from failres.engine.runtime import Engine, TaskOutcome
 from failres.engine.progress import LineProgress, NullProgress, Progress
 from failres.errors import UsageError
 from failres.journal import list_slugs, read_journal
-from failres.plans.plan_file import Plan, load_plan
+from failres.plan import Plan, load_plan
 from lessons.capacity import reclaim_full_stores
 from lessons.store import Store
 
@@ -33,12 +34,13 @@ def progress_for(*, quiet: bool) -> Progress:
     return LineProgress()
 
 
-def engine_for(ctx, progress: Progress | None = None) -> Engine:
+def engine_for(ctx, progress: Progress | None = None, *, attach: Callable[[Engine], None] | None = None) -> Engine:
+    """An engine for the repository of `ctx`; `attach` gives it its knowledge (lessons, rules,
+    facts in prompts, the ledger), and is what its --jobs threads' engines get too."""
     engine = Engine(top=ctx.top, repo=ctx.repo, config=ctx.config, store=ctx.store,
-                    progress=progress or NullProgress())
-    from failres.knowledge.attach import attach_knowledge
-
-    attach_knowledge(engine)
+                    progress=progress or NullProgress(), attach=attach)
+    if attach is not None:
+        attach(engine)
     return engine
 
 
@@ -105,11 +107,10 @@ def task_statuses(store: Store, slug: str | None = None) -> list[dict]:
     return rows
 
 
-def prompt_now(ctx, slug: str, task_id: str, mode: str, plan_path: Path | None) -> str:
+def prompt_now(engine: Engine, slug: str, task_id: str, mode: str, plan_path: Path | None) -> str:
     if mode not in ("implement", "fix"):
         msg = f"--mode must be implement or fix, not {mode!r}"
         raise UsageError(msg)
-    engine = engine_for(ctx)
     if plan_path is not None:
         plan = load_plan(plan_path, engine.config)
         task = plan.task(task_id)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from failres.config.model import GateConfig, OutputConfig
-from failres.containment.process import ProcessResult, run_process
+from failres.processes.process import ProcessResult, run_process
 from failres.engine.prompts import JudgeInvocation
 from failres.engine.seats import seat_env
 from failres.config.placeholders import render_command

@@ -21,8 +21,8 @@ from failres.decisions.answering import answer_decision, propose_decision, widen
 from failres.config.model import Config, render_command
 from failres.config.loading import worktrees_root
 from failres.decisions.records import COLLECTION, WAITING
-from failres.containment import reaper
-from failres.containment.process import ProcessResult, run_process
+from failres.processes import reaper
+from failres.processes.process import ProcessResult, run_process
 from failres.engine.state import recorded_task
 from failres.journal import read_journal
 from failres.engine.seats import seat_env, seat_values

@@ -31,7 +31,7 @@ from failres.engine.taxonomy import (
 from failres.errors import GitError
 from failres.gitops.workspace import Workspace
 from failres.journal import event_put, make_event
-from failres.plans.plan_file import Plan, Task
+from failres.plan import Plan, Task
 from failres.engine.dispatch_logs import RunLogs
 from lessons.records import change_of
 

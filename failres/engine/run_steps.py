@@ -153,7 +153,7 @@ class RunSteps(RunContext):
 
     def ask_resolver(self, decision_id: str) -> None:
         """Let the resolver seat propose an answer right away; a person decides (unless configured otherwise)."""
-        from failres.decisions.resolver_seat import propose_answer
+        from failres.engine.resolver_seat import propose_answer
 
         self.step("resolver", seat="resolver")
         try:

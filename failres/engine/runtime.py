@@ -33,6 +33,9 @@ class Engine:
     facts_block: Callable[[], str] | None = None
     # Told every task outcome (committed, quarantined, stopped): the validation ledger listens.
     on_outcome: Callable[[TaskOutcome], None] | None = None
+    # What fills the four hooks above for an engine (the knowledge layer's `attach_knowledge`),
+    # kept so that an engine made for another thread of a --jobs run gets its own.
+    attach: Callable[[Engine], None] | None = None
     # Set by a signal (or a test): every running step returns early and the run stops.
     stop: StopFlag = field(default_factory=StopFlag)
     # Refs failres moved while seats ran, so the tamper check never takes them for a seat's.

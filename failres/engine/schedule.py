@@ -14,21 +14,21 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pygit2
 
 from failres.engine import state
-from failres.containment import reaper
+from failres.processes import reaper
 from failres.containment.interrupts import Interrupted
 from failres.containment.locks import TaskLock, lock_path, stop_lost_seat
 from failres.engine.loop import TaskRun
 from failres.engine.runtime import Engine, TaskOutcome
 from failres.errors import UsageError
 from failres.journal import read_journal
-from failres.plans.plan_file import Plan, Task
+from failres.plan import Plan, Task
 from lessons.store import Store
 
 
@@ -86,7 +86,7 @@ def _concurrently(engine: Engine, plan: Plan, runs: list[tuple[Task, TaskLock]],
     return outcomes
 
 
-def fork_engine(engine: Engine, attach: Callable[[Engine], None] | None = None) -> Engine:
+def fork_engine(engine: Engine) -> Engine:
     """The same engine for another thread: its own repository handle, store and knowledge hooks.
 
     The stop flag, the record of failres's own ref moves and the progress display are
@@ -95,11 +95,8 @@ def fork_engine(engine: Engine, attach: Callable[[Engine], None] | None = None) 
     repo = pygit2.Repository(str(engine.top))
     clone = dataclasses.replace(engine, repo=repo, store=Store(repo, engine.store.ref), advisory=None,
                                 rules_block=None, facts_block=None, on_outcome=None)
-    if attach is None:
-        from failres.knowledge.attach import attach_knowledge
-
-        attach = attach_knowledge
-    attach(clone)
+    if engine.attach is not None:
+        engine.attach(clone)
     return clone
 
 

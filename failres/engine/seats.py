@@ -15,7 +15,7 @@ from pathlib import Path
 
 from failres.config.model import BindingConfig, Config
 from failres.containment.locks import DISPATCH_MARKER
-from failres.containment.process import ProcessResult, run_process
+from failres.processes.process import ProcessResult, run_process
 from failres.engine.taxonomy import ScopeRequest, parse_scope_requests
 from failres.gitops.git import REPOSITORY_LOCATING_VARIABLES
 from failres.config.placeholders import render_command, render_value

@@ -10,7 +10,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from failres.containment import reaper
+from failres.processes import reaper
 from failres.errors import GitError
 
 FALLBACK_NAME = "failres"

@@ -30,7 +30,7 @@ def _git(start: Path, *args: str) -> subprocess.CompletedProcess[str]:
            if key not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE")}
     try:
         # Through the reaper: with --jobs this runs beside seats, and a sweep must know it.
-        from failres.containment.reaper import run_owned
+        from failres.processes.reaper import run_owned
 
         done = run_owned(["git", "-C", str(start), *args], env=env)
         return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode("utf-8", "replace"),

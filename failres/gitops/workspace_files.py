@@ -23,7 +23,7 @@ def remove_nested_git_dirs(top: Path) -> None:
     # fraction of Python's time; os.walk is the fallback.
     finder = shutil.which("find")
     if finder is not None:
-        from failres.containment.reaper import run_owned
+        from failres.processes.reaper import run_owned
 
         completed = run_owned([finder, str(top), "-mindepth", "2", "-name", ".git", "-prune", "-print0"])
         if completed.returncode == 0:

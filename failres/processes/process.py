@@ -22,8 +22,8 @@ from pathlib import Path
 from signal import SIGKILL, SIGTERM
 from typing import BinaryIO
 
-from failres.containment import reaper
-from failres.containment.output import (
+from failres.processes import reaper
+from failres.processes.output import (
     EXIT_NOT_FOUND,
     POLL_SECONDS,
     HeadAndTail,

@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from failres.containment.supervise import children_of, set_subreaper
+from failres.processes.supervise import children_of, set_subreaper
 
 _GRACE_SECONDS = 0.5
 _MAX_SWEEP_ROUNDS = 20
