@@ -27,6 +27,7 @@ from pathlib import Path
 import pygit2
 
 from failres.gitops.git import run_git
+from failres.gitops.status import parse_status
 
 # What is kept in memory of the person's uncommitted files: a file past this size is
 # compared by its fingerprint and reported, not restored.
@@ -58,27 +59,13 @@ def fingerprint(path: Path) -> Fingerprint:
 
 
 def listed_paths(raw: bytes) -> list[str]:
-    """Every path a `status --porcelain=v2 -z` output names (pure)."""
+    """Every path a `status --porcelain=v2 -z` output names, both halves of a rename included (pure)."""
     paths = []
-    records = raw.split(b"\0")
-    index = 0
-    while index < len(records):
-        record = records[index]
-        index += 1
-        if not record:
-            continue
-        kind = record[:1]
-        if kind == b"1":
-            paths.append(record.split(b" ", 8)[8])
-        elif kind == b"2":
-            paths.append(record.split(b" ", 9)[9])
-            paths.append(records[index])
-            index += 1
-        elif kind == b"u":
-            paths.append(record.split(b" ", 10)[10])
-        elif kind in (b"?", b"!"):
-            paths.append(record[2:].rstrip(b"/"))
-    return [os.fsdecode(p) for p in paths]
+    for entry in parse_status(raw).entries:
+        paths.append(entry.path)
+        if entry.original_path:
+            paths.append(entry.original_path)
+    return paths
 
 
 def capture(top: Path, git_dir: Path) -> CheckoutState:

@@ -127,3 +127,20 @@ def outcome(result: CliResult) -> dict:
     documents = json.loads(result.out)
     assert len(documents) == 1, result.out
     return documents[0]
+
+
+CALC, OTHER_FILE = "src/calc.py", "src/other.py"
+
+
+def assert_violation_undone_and_retried(project: PersonsProject, result: CliResult, server) -> None:
+    """The first dispatch also changed OTHER_FILE: undone, one constrained retry named it, and
+    the task's commit changes only CALC."""
+    assert result.code == 0, result.out + result.err
+    assert [event["files"] for event in project.of_type("scope-violation")] == [[OTHER_FILE]]
+    assert [e["constrained"] for e in project.of_type("seat-dispatched")] == [False, True]
+    constrained = server.scripted(phrase=CONSTRAINED_PHRASE)[0].user_text()
+    assert f"- {OTHER_FILE}" in constrained and "You may NOT touch these files" in constrained
+    assert project.branch_file(OTHER_FILE) == OTHER and project.branch_file(CALC) == FIXED
+    changed = git(project.top, "diff", "--name-only", project.base(), f"failres/{SLUG}/{TASK}").split()
+    assert changed == [CALC]
+

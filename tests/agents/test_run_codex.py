@@ -16,20 +16,21 @@ import pytest
 from agent_runs import model_server  # noqa: F401 - a fixture
 from conftest import git
 from loop_runs import (
+    CALC,
     CONSTRAINED_PHRASE,
-    FIX_PHRASE,
     FIXED,
-    OTHER,
+    FIX_PHRASE,
+    OTHER_FILE,
     PROMPT_QUOTING_A_REQUEST,
     SLUG,
     TASK,
     PersonsProject,
     agent_on_path,  # noqa: F401 - a fixture
+    assert_violation_undone_and_retried,
     outcome,
 )
 from model_server import codex_exec, say
 
-CALC, OTHER_FILE = "src/calc.py", "src/other.py"
 
 
 @pytest.fixture
@@ -104,14 +105,7 @@ def test_codex_scope_violation_gets_a_constrained_retry_that_names_the_file(proj
 
     result = project.run(cli)
 
-    assert result.code == 0, result.out + result.err
-    assert [event["files"] for event in project.of_type("scope-violation")] == [[OTHER_FILE]]
-    assert [e["constrained"] for e in project.of_type("seat-dispatched")] == [False, True]
-    constrained = server.scripted(phrase=CONSTRAINED_PHRASE)[0].user_text()
-    assert f"- {OTHER_FILE}" in constrained and "You may NOT touch these files" in constrained
-    assert project.branch_file(OTHER_FILE) == OTHER and project.branch_file(CALC) == FIXED
-    changed = git(project.top, "diff", "--name-only", project.base(), f"failres/{SLUG}/{TASK}").split()
-    assert changed == [CALC]
+    assert_violation_undone_and_retried(project, result, server)
 
 
 def test_codex_scope_request_becomes_a_decision_and_the_echoed_example_does_not(project: PersonsProject, cli,
