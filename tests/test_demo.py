@@ -99,6 +99,12 @@ def test_the_demo_prints_lists_as_words_not_python(demo_dir) -> None:
     assert "['" not in proc.stdout
 
 
+def test_piped_the_demo_is_plain_words_without_its_styling_tags(demo_dir) -> None:
+    _, proc = demo_dir
+    assert "1. A red gate" in proc.stdout
+    assert not any(tag in proc.stdout for tag in ("[bold]", "[/bold]", "[dim]", "[italic]"))
+
+
 def test_demo_keep_refuses_a_file(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("mine\n")
     proc = run_failres(tmp_path, "demo", "--keep", str(tmp_path / "file"))

@@ -8,7 +8,7 @@ import typer
 
 from failres.cli.app import app
 from failres.clidoc.model import HOUSEKEEPING
-from failres.cli.common import console
+from failres.cli.common import console, stdout_is_terminal
 
 
 @app.command(rich_help_panel=HOUSEKEEPING, epilog="git failres demo --keep /tmp/failres-demo")
@@ -19,5 +19,29 @@ def demo(
     from failres.demo import run_demo
 
     out = console()
-    result = run_demo(keep, say=out.print)
+    result = run_demo(keep, say=narrator())
     out.print(f"\ndone in {result.seconds:.1f} s")
+
+
+def narrator():
+    """How the demo's lines are shown: its own styling on a terminal, plain words in a pipe.
+
+    The demo writes its story with rich's styling tags and escapes every piece of data it
+    reads back from the store, so only its own tags are ever read as styling.
+    """
+    from rich.console import Console
+    from rich.text import Text
+
+    from failres.inert import inert
+
+    styled = Console(highlight=False, soft_wrap=False) if stdout_is_terminal() else None
+
+    def say(line: str) -> None:
+        text = Text.from_markup(line)
+        if styled is not None:
+            text.plain = inert(text.plain, multiline=True)
+            styled.print(text)
+        else:
+            print(inert(text.plain, multiline=True), flush=True)
+
+    return say

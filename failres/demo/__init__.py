@@ -18,6 +18,8 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+
+from rich.markup import escape as data  # what the demo reads back is data: never markup
 from pathlib import Path
 
 from failres.demo.project import FILES, HEALTH, PLAN, agent_script, config_text
@@ -64,7 +66,7 @@ class Demo:
 
     def failres(self, *args: str, show: bool = True, expect: Sequence[int] = (0,)) -> subprocess.CompletedProcess:
         if show:
-            self.say(f"   [dim]$ git failres {shlex.join(args)}[/dim]")
+            self.say(f"   [dim]$ git failres {data(shlex.join(args))}[/dim]")
         proc = subprocess.run([sys.executable, "-m", "failres", *args], cwd=self.repo, env=self.env,
                               capture_output=True, text=True)
         if proc.returncode not in expect:
@@ -120,7 +122,7 @@ class Demo:
         self.heading(1, "A red gate, a fixer that cannot fix it: quarantine and a lesson")
         self.run_task("t1")
         lesson = self.lesson_of("t1")
-        self.say(f"   lesson {lesson['id'][:8]}: [italic]{lesson['signature']}[/italic]")
+        self.say(f"   lesson {lesson['id'][:8]}: [italic]{data(lesson['signature'])}[/italic]")
         self.heading(2, "A better fixer binding, the same task again: the red gate is repaired")
         (self.repo / ".failres.toml").write_text(config_text(str(self.agents), fixer="fixer-v2"))
         self.say("   (seats.fixer = \"fixer-v2\" in .failres.toml)")
@@ -133,10 +135,10 @@ class Demo:
         self.heading(3, "A seat edits a file outside its scope: undone, one constrained retry, a SCOPE-REQUEST")
         self.run_task("t2")
         violation = self.events("t2", "scope-violation")[0]
-        self.say(f"   the scope guard rejected {', '.join(violation['files'])} and restored the worktree")
+        self.say(f"   the scope guard rejected {data(', '.join(violation['files']))} and put the workspace back")
         decision = self.failres_json("decisions", "--open", show=False)[0]
         request = decision["requests"][0] if decision["requests"] else {"file": "?", "reason": ""}
-        self.say(f"   decision {decision['id'][:8]} asks: may t2 touch {request['file']}? ({request['reason']})")
+        self.say(f"   decision {decision['id'][:8]} asks: may t2 touch {data(request['file'])}? ({data(request['reason'])})")
         self.heading(4, "A person answers the decision; the task runs again with its widened scope")
         self.failres("decide", decision["id"][:8], "--scope-files", "src/calc/util.py")
         self.run_task("t2")
@@ -161,7 +163,7 @@ class Demo:
         stop = self.events("t4", "stop-loss")[0]
         self.say(f"   stop-loss after {stop['count']} identical quarantines: {after - before} dispatches made")
         for advice in stop.get("advice", []):
-            self.say(f"     - would change the outcome: {advice}")
+            self.say(f"     - would change the outcome: {data(advice)}")
 
     def advisory_block(self) -> None:
         self.heading(7, "What the next fixer is told: resolved lessons, as advice")
@@ -169,7 +171,7 @@ class Demo:
         start = text.find("## Past outcomes")
         block = text[start:].split("\n## ")[0].strip() if start >= 0 else "(no resolved lesson matched)"
         for line in block.splitlines():
-            self.say(f"   │ {line}")
+            self.say(f"   │ {data(line)}")
 
     def summary(self) -> None:
         self.heading(8, "What happened, in plain git")
@@ -186,7 +188,7 @@ class Demo:
                         f"git -C {repo} log --oneline --graph main",
                         f"ls {shlex.quote(str(self.repo / '.git' / 'hooks'))}",
                         f"cd {repo} && git failres report && git failres lessons list"):
-            self.say(f"   {command}")
+            self.say(f"   {data(command)}")
 
 
 def run_demo(keep: Path | None = None, say: Callable[[str], None] = print) -> DemoResult:
