@@ -144,3 +144,16 @@ def assert_violation_undone_and_retried(project: PersonsProject, result: CliResu
     changed = git(project.top, "diff", "--name-only", project.base(), f"failres/{SLUG}/{TASK}").split()
     assert changed == [CALC]
 
+
+def assert_request_became_decision(project: PersonsProject, result: CliResult, cli) -> None:
+    """The agent's own SCOPE-REQUEST for OTHER_FILE stopped the task and is one open decision; the
+    request the prompt quoted raised nothing, and no other seat was dispatched."""
+    assert result.code == 1
+    assert outcome(result)["failClass"] == "fixer-scope-violation"
+    assert [(e["file"], e["reason"]) for e in project.of_type("scope-request")] == [
+        (OTHER_FILE, "VALUE feeds the sum")]
+    [decision] = project.decisions(cli)
+    assert (decision["kind"], decision["status"], decision["files"]) == ("scope", "open", [OTHER_FILE])
+    assert decision["requests"] == [{"file": OTHER_FILE, "reason": "VALUE feeds the sum"}]
+    assert [e["seat"] for e in project.of_type("seat-dispatched")] == ["implementer"]
+

@@ -24,6 +24,7 @@ from loop_runs import (
     TASK,
     PersonsProject,
     agent_on_path,  # noqa: F401 - a fixture
+    assert_request_became_decision,
     assert_violation_undone_and_retried,
     outcome,
 )
@@ -114,14 +115,7 @@ def test_claude_scope_request_becomes_a_decision_and_the_quoted_example_does_not
 
     result = project.run(cli, PROMPT_QUOTING_A_REQUEST)
 
-    assert result.code == 1
-    assert outcome(result)["failClass"] == "fixer-scope-violation"
-    assert [(e["file"], e["reason"]) for e in project.of_type("scope-request")] == [
-        (OTHER_FILE, "VALUE feeds the sum")]
-    [decision] = project.decisions(cli)
-    assert (decision["kind"], decision["status"], decision["files"]) == ("scope", "open", [OTHER_FILE])
-    assert decision["requests"] == [{"file": OTHER_FILE, "reason": "VALUE feeds the sum"}]
-    assert [e["seat"] for e in project.of_type("seat-dispatched")] == ["implementer"]
+    assert_request_became_decision(project, result, cli)
 
 
 def test_claude_denied_a_command_is_seat_denied_and_no_fixer_is_dispatched(project: PersonsProject, cli,

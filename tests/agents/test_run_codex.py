@@ -20,12 +20,12 @@ from loop_runs import (
     CONSTRAINED_PHRASE,
     FIXED,
     FIX_PHRASE,
-    OTHER_FILE,
     PROMPT_QUOTING_A_REQUEST,
     SLUG,
     TASK,
     PersonsProject,
     agent_on_path,  # noqa: F401 - a fixture
+    assert_request_became_decision,
     assert_violation_undone_and_retried,
     outcome,
 )
@@ -116,13 +116,6 @@ def test_codex_scope_request_becomes_a_decision_and_the_echoed_example_does_not(
 
     result = project.run(cli, PROMPT_QUOTING_A_REQUEST)
 
-    assert result.code == 1
-    assert outcome(result)["failClass"] == "fixer-scope-violation"
+    assert_request_became_decision(project, result, cli)
     [log] = project.dispatch_logs()
     assert "SCOPE-REQUEST: README.md — why" in (log / "seat.log").read_text()  # Codex printed its prompt back
-    assert [(e["file"], e["reason"]) for e in project.of_type("scope-request")] == [
-        (OTHER_FILE, "VALUE feeds the sum")]
-    [decision] = project.decisions(cli)
-    assert (decision["kind"], decision["status"], decision["files"]) == ("scope", "open", [OTHER_FILE])
-    assert decision["requests"] == [{"file": OTHER_FILE, "reason": "VALUE feeds the sum"}]
-    assert [e["seat"] for e in project.of_type("seat-dispatched")] == ["implementer"]
