@@ -132,6 +132,18 @@ def outcome(result: CliResult) -> dict:
 CALC, OTHER_FILE = "src/calc.py", "src/other.py"
 
 
+def assert_fixer_repaired(project: PersonsProject, result: CliResult) -> None:
+    """The implementer left the gate red, one fixer attempt turned it green, and the task committed
+    on its branch with its trailer."""
+    assert result.code == 0, result.out + result.err
+    assert outcome(result)["state"] == "committed"
+    assert project.branch_file(CALC) == FIXED
+    assert f"Failres-Task: {SLUG}/{TASK}" in git(project.top, "log", "-1", "--format=%B", f"failres/{SLUG}/{TASK}")
+    assert [gate["passed"] for gate in project.of_type("gate-result")] == [False, True]
+    assert [(e["seat"], e["mode"]) for e in project.of_type("seat-dispatched")] == [
+        ("implementer", "implement"), ("fixer", "fix")]
+
+
 def assert_violation_undone_and_retried(project: PersonsProject, result: CliResult, server) -> None:
     """The first dispatch also changed OTHER_FILE: undone, one constrained retry named it, and
     the task's commit changes only CALC."""

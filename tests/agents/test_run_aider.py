@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from agent_runs import model_server  # noqa: F401 - a fixture
-from conftest import git
 from loop_runs import (
     BROKEN,
     CALC,
@@ -23,14 +22,12 @@ from loop_runs import (
     OTHER,
     OTHER_FILE,
     PROMPT_QUOTING_A_REQUEST,
-    SLUG,
-    TASK,
     WRONG,
     PersonsProject,
     agent_on_path,  # noqa: F401 - a fixture
+    assert_fixer_repaired,
     assert_request_became_decision,
     assert_violation_undone_and_retried,
-    outcome,
 )
 from model_server import Step, aider_replace, say
 
@@ -70,13 +67,7 @@ def test_aider_fixer_repairs_the_red_gate_its_implementer_left(project: PersonsP
 
     result = project.run(cli)
 
-    assert result.code == 0, result.out + result.err
-    assert outcome(result)["state"] == "committed"
-    assert project.branch_file(CALC) == FIXED
-    assert f"Failres-Task: {SLUG}/{TASK}" in git(project.top, "log", "-1", "--format=%B", f"failres/{SLUG}/{TASK}")
-    assert [gate["passed"] for gate in project.of_type("gate-result")] == [False, True]
-    assert [(e["seat"], e["mode"]) for e in project.of_type("seat-dispatched")] == [
-        ("implementer", "implement"), ("fixer", "fix")]
+    assert_fixer_repaired(project, result)
     implementer_log, fixer_log = project.dispatch_logs()
     for log, phrase in ((implementer_log, ""), (fixer_log, FIX_PHRASE)):
         prompt = (log / "prompt.md").read_text()

@@ -16,7 +16,6 @@ from conftest import git
 from loop_runs import (
     CALC,
     CONSTRAINED_PHRASE,
-    FIXED,
     FIX_PHRASE,
     OTHER_FILE,
     PROMPT_QUOTING_A_REQUEST,
@@ -24,9 +23,9 @@ from loop_runs import (
     TASK,
     PersonsProject,
     agent_on_path,  # noqa: F401 - a fixture
+    assert_fixer_repaired,
     assert_request_became_decision,
     assert_violation_undone_and_retried,
-    outcome,
 )
 from model_server import claude_tools, say
 
@@ -67,13 +66,7 @@ def test_claude_fixer_repairs_the_red_gate_its_implementer_left(project: Persons
 
     result = project.run(cli)
 
-    assert result.code == 0, result.out + result.err
-    assert outcome(result)["state"] == "committed"
-    assert project.branch_file(CALC) == FIXED
-    assert f"Failres-Task: {SLUG}/{TASK}" in git(project.top, "log", "-1", "--format=%B", f"failres/{SLUG}/{TASK}")
-    assert [gate["passed"] for gate in project.of_type("gate-result")] == [False, True]
-    assert [(e["seat"], e["mode"]) for e in project.of_type("seat-dispatched")] == [
-        ("implementer", "implement"), ("fixer", "fix")]
+    assert_fixer_repaired(project, result)
     # The fixer ran the judge its prompt names (the recipe allows the gate's program) and saw it pass.
     judge_result = server.scripted(phrase=FIX_PHRASE)[3].body["messages"][-1]["content"][0]
     assert judge_result["type"] == "tool_result" and "1 passed" in str(judge_result["content"])

@@ -14,20 +14,15 @@ from pathlib import Path
 import pytest
 
 from agent_runs import model_server  # noqa: F401 - a fixture
-from conftest import git
 from loop_runs import (
-    CALC,
     CONSTRAINED_PHRASE,
-    FIXED,
     FIX_PHRASE,
     PROMPT_QUOTING_A_REQUEST,
-    SLUG,
-    TASK,
     PersonsProject,
     agent_on_path,  # noqa: F401 - a fixture
+    assert_fixer_repaired,
     assert_request_became_decision,
     assert_violation_undone_and_retried,
-    outcome,
 )
 from model_server import codex_exec, say
 
@@ -74,13 +69,7 @@ def test_codex_fixer_repairs_the_red_gate_its_implementer_left(project: PersonsP
 
     result = project.run(cli)
 
-    assert result.code == 0, result.out + result.err
-    assert outcome(result)["state"] == "committed"
-    assert project.branch_file(CALC) == FIXED
-    assert f"Failres-Task: {SLUG}/{TASK}" in git(project.top, "log", "-1", "--format=%B", f"failres/{SLUG}/{TASK}")
-    assert [gate["passed"] for gate in project.of_type("gate-result")] == [False, True]
-    assert [(e["seat"], e["mode"]) for e in project.of_type("seat-dispatched")] == [
-        ("implementer", "implement"), ("fixer", "fix")]
+    assert_fixer_repaired(project, result)
     # The fixer ran the judge in its sandbox and saw it pass.
     assert "1 passed" in tool_outputs(server.scripted(phrase=FIX_PHRASE)[-1])[-1]
     implementer_log, fixer_log = project.dispatch_logs()
