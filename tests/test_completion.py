@@ -4,6 +4,7 @@ in bash and zsh, installed without touching git's completion."""
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -134,6 +135,24 @@ def test_completion_install_without_a_known_shell_is_exit_2(tmp_path: Path) -> N
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == ["error: no completion for shell 'fish'", "hint: pass --shell bash or --shell zsh"]
     assert not (tmp_path / ".local").exists()
+
+
+def test_completion_install_without_shell_set_uses_the_login_shell(tmp_path: Path) -> None:
+    """Cron, containers and `env -i` leave $SHELL unset; the password database still names the
+    person's shell, and install follows it (or says it cannot, as for an unknown shell)."""
+    env = shell_env(tmp_path)
+    assert "SHELL" not in env
+    login = Path(pwd.getpwuid(os.getuid()).pw_shell).name
+    proc = subprocess.run([sys.executable, "-m", "failres", "completion", "install"], capture_output=True,
+                          text=True, env=env, cwd=tmp_path)
+    if login in ("bash", "zsh"):
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.splitlines()[0] == f"wrote {install_path(login, env)}"
+        assert install_path(login, env).read_text() == run_failres(tmp_path, "completion", login).stdout
+    else:
+        assert proc.returncode == 2
+        assert proc.stderr.splitlines()[-1] == "hint: pass --shell bash or --shell zsh"
+        assert not (tmp_path / ".local").exists()
 
 
 ZSH_DRIVER = """

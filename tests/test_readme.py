@@ -85,8 +85,10 @@ RUNNABLE = [words for words in block_commands() if tuple(words) not in NOT_RUN]
 
 
 @pytest.mark.parametrize("words", RUNNABLE, ids=" ".join)
-def test_every_readme_example_runs_in_the_demo_repository(readme_repo, words: list[str]) -> None:
+def test_every_readme_example_runs_in_the_demo_repository(readme_repo, words: list[str],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     root, values = readme_repo
+    monkeypatch.setenv("SHELL", "/bin/bash")  # a person's terminal names their shell; CI's may not
     args = [values.get(word, word) for word in words]
     if "<commit>" in args:
         args[args.index("<commit>")] = git(root, "rev-parse", "refs/failres/store").strip()

@@ -40,7 +40,7 @@ def completion_zsh() -> None:
 
 @completion_app.command("install", epilog="git failres completion install --shell zsh")
 def completion_install(
-    shell: str = typer.Option(None, "--shell", metavar="bash|zsh", help="The shell (default: the one in $SHELL)."),
+    shell: str = typer.Option(None, "--shell", metavar="bash|zsh", help="The shell (default: $SHELL, else the login shell)."),
     json_out: bool = typer.Option(False, "--json", help="Print where the script went as JSON."),
 ) -> None:
     """Write the completion script where your shell looks for your own completions."""

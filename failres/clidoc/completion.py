@@ -15,6 +15,7 @@ Three names are served by one script:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -225,7 +226,6 @@ def install_path(shell: str, environ: dict[str, str] | None = None) -> Path:
     directory on $fpath, which `site-functions` under the user's data directory is
     once the person's .zshrc adds it.
     """
-    import os
 
     env = os.environ if environ is None else environ
     data = Path(env.get("XDG_DATA_HOME") or Path(env.get("HOME", "~")).expanduser() / ".local" / "share")
@@ -244,14 +244,21 @@ class Installed:
 
 
 def shell_of(environ: dict[str, str]) -> str:
-    """The name of the shell $SHELL names ("" when unset)."""
-    return Path(environ.get("SHELL", "")).name
+    """The name of the person's shell: the one $SHELL names or, where $SHELL is unset (cron,
+    containers, `env -i`), their login shell from the password database ("" when neither says)."""
+    named = environ.get("SHELL", "")
+    if not named:
+        import pwd
+
+        try:
+            named = pwd.getpwuid(os.getuid()).pw_shell
+        except KeyError:  # a uid with no entry, as in some containers
+            named = ""
+    return Path(named).name
 
 
 def install_completion(shell: str | None, environ: dict[str, str] | None = None) -> Installed:
     """Write the script for `shell` into the person's own completion directory (never git's)."""
-    import os
-
     from failres.errors import UsageError
 
     env = dict(os.environ if environ is None else environ)
