@@ -3,6 +3,7 @@ in bash and zsh, installed without touching git's completion."""
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import shutil
@@ -15,6 +16,8 @@ import pytest
 from conftest import run_failres
 from failres.cli.help_cmds import description
 from failres.clidoc.completion import DIRS, FILES, complete, install_path
+from test_land import LoopProject
+from test_learning_budget import steer_session, write_sessions
 
 GIT_COMPLETION = Path("/usr/share/bash-completion/completions/git")
 BASH_COMPLETION = Path("/usr/share/bash-completion/bash_completion")
@@ -135,6 +138,76 @@ def test_completion_install_without_a_known_shell_is_exit_2(tmp_path: Path) -> N
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == ["error: no completion for shell 'fish'", "hint: pass --shell bash or --shell zsh"]
     assert not (tmp_path / ".local").exists()
+
+
+def offered_in(cwd: Path, *words: str) -> list[str]:
+    """What <TAB> offers for the last of `words` in the repository at `cwd`, asked as the scripts ask."""
+    proc = subprocess.run([sys.executable, "-m", "failres", "__complete", *words], cwd=cwd,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    return proc.stdout.splitlines()
+
+
+def test_slugs_tasks_and_lesson_ids_come_from_the_repository(kept_demo: Path) -> None:
+    tasks = sorted(row["task"] for row in json.loads(run_failres(kept_demo, "status", "--json").stdout))
+    assert offered_in(kept_demo, "status", "") == ["demo"]
+    assert offered_in(kept_demo, "land", "demo", "") == tasks
+    assert offered_in(kept_demo, "logs", "demo", tasks[0][:-1]) == [t for t in tasks if t.startswith(tasks[0][:-1])]
+    assert offered_in(kept_demo, "journal", "demo", "--task", "") == tasks
+    assert offered_in(kept_demo, "lessons", "list", "--slug=demo", "--task", "") == tasks
+    assert offered_in(kept_demo, "land", "no-such-plan", "") == []
+    lessons = json.loads(run_failres(kept_demo, "lessons", "list", "--json", "--limit", "1000").stdout)
+    lesson_ids = sorted(lesson["id"] for lesson in lessons)
+    assert lesson_ids and offered_in(kept_demo, "lessons", "show", "") == lesson_ids
+    # The demo's one decision is answered: `decide` has nothing left to offer.
+    assert offered_in(kept_demo, "decide", "") == []
+
+
+def test_run_task_offers_the_tasks_the_plan_file_names(tmp_path: Path) -> None:
+    (tmp_path / "plan.toml").write_text('slug = "rel"\n[[tasks]]\nid = "lint"\n[[tasks]]\nid = "docs"\n')
+    assert offered_in(tmp_path, "run", "plan.toml", "--task", "") == ["lint", "docs"]
+    assert offered_in(tmp_path, "run", "plan.toml", "--task", "l") == ["lint"]
+    (tmp_path / "broken.toml").write_text("slug = [\n")
+    assert offered_in(tmp_path, "run", "broken.toml", "--task", "") == []
+    assert offered_in(tmp_path, "run", "missing.toml", "--task", "") == []
+
+
+def test_decide_offers_only_the_decisions_still_waiting(tmp_path: Path, cli) -> None:
+    project = LoopProject(tmp_path)
+    project.configure([{"write": {"docs/notes.md": "edited out of scope\n"}}])
+    project.run(cli, expect=1)
+    waiting = project.decision_id()
+    assert offered_in(project.top, "decide", "") == [waiting]
+    assert offered_in(project.top, "decisions", "propose", waiting[:3]) == [waiting]
+    assert cli(project.top, "decide", waiting, "--scope-files", "docs/notes.md").code == 0
+    assert offered_in(project.top, "decide", "") == []
+
+
+def test_proposals_accept_offers_only_pending_proposals_and_show_offers_every_one(repo: Path, tmp_path: Path,
+                                                                                   cli) -> None:
+    sessions = write_sessions(tmp_path / "t", {"a": steer_session("a", "keep the changelog short")})
+    assert cli(repo, "reflect", str(sessions)).code == 0
+    (learned,) = json.loads(cli(repo, "learn", "--json").out)
+    pending = learned["proposal"]["id"]
+    assert offered_in(repo, "proposals", "accept", "") == [pending]
+    assert offered_in(repo, "proposals", "reject", "") == [pending]
+    assert cli(repo, "proposals", "accept", pending).code == 0
+    assert offered_in(repo, "proposals", "accept", "") == []
+    assert offered_in(repo, "proposals", "show", "") == [pending]
+
+
+def test_a_damaged_store_or_no_repository_offers_nothing_and_changes_nothing(tmp_path: Path, kept_demo: Path) -> None:
+    assert offered_in(tmp_path, "status", "") == []
+    assert offered_in(tmp_path, "decide", "") == []
+    copy = tmp_path / "copy"
+    shutil.copytree(kept_demo, copy, symlinks=True)
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=copy, input="not a tree\n",
+                          capture_output=True, text=True, check=True).stdout.strip()
+    subprocess.run(["git", "update-ref", "refs/failres/store", blob], cwd=copy, check=True)
+    refs_before = subprocess.run(["git", "for-each-ref"], cwd=copy, capture_output=True, text=True).stdout
+    assert offered_in(copy, "lessons", "show", "") == []
+    assert offered_in(copy, "status", "") == ["demo"]  # the task branches still name it
+    assert subprocess.run(["git", "for-each-ref"], cwd=copy, capture_output=True, text=True).stdout == refs_before
 
 
 def test_completion_install_without_shell_set_uses_the_login_shell(tmp_path: Path) -> None:

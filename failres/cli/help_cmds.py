@@ -61,8 +61,9 @@ def answer_early(args: Sequence[str]) -> int | None:
     """Answer what needs no command to run (help, version, completion); None otherwise."""
     if args[:1] == ["__complete"]:  # what the completion scripts run on <TAB>
         from failres.clidoc.completion import complete
+        from failres.clidoc.names import offered
 
-        for line in complete(description(), list(args[1:])).lines():
+        for line in complete(description(), list(args[1:]), offered).lines():
             sys.stdout.write(line + "\n")
         return 0
     if args[:1] == ["--version"]:

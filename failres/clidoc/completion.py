@@ -16,11 +16,12 @@ Three names are served by one script:
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from failres.clidoc.model import HELP_FLAGS, CommandDoc, ParamDoc, find_command
+from failres.clidoc.names import Words
 
 FILES = ":files"
 DIRS = ":dirs"
@@ -37,7 +38,13 @@ class Completion:
         return [self.paths, *self.candidates] if self.paths else list(self.candidates)
 
 
-def _values(param: ParamDoc, root: CommandDoc, current: str) -> Completion:
+# What the repository has for a value failres cannot know from its own commands
+# (a slug, a task, a record id): `names.offered`, or nothing in tests of the grammar alone.
+Offer = Callable[[Words], Sequence[str]]
+
+
+def _values(param: ParamDoc, root: CommandDoc, current: str, asked: Words | None = None,
+            offer: Offer | None = None) -> Completion:
     if param.kind == "path":
         return Completion(paths=FILES)
     if param.kind == "dir":
@@ -46,6 +53,8 @@ def _values(param: ParamDoc, root: CommandDoc, current: str) -> Completion:
         return Completion(tuple(c for c in param.choices if c.startswith(current)))
     if param.kind == "command":
         return Completion(tuple(c.name for c in root.visible_subcommands() if c.name.startswith(current)))
+    if offer is not None and asked is not None:
+        return Completion(tuple(v for v in offer(asked) if v.startswith(current)))
     return Completion()
 
 
@@ -59,8 +68,9 @@ def _options(node: CommandDoc, used: set[str], current: str) -> Completion:
     return Completion(tuple(sorted(n for n in names if n.startswith(current))))
 
 
-def complete(root: CommandDoc, words: Sequence[str]) -> Completion:
-    """What may replace the last of `words` (the words after the program name)."""
+def complete(root: CommandDoc, words: Sequence[str], offer: Offer | None = None) -> Completion:
+    """What may replace the last of `words` (the words after the program name); `offer`
+    answers for values only the repository knows."""
     if not words:
         words = [""]
     *done, current = words
@@ -71,12 +81,15 @@ def complete(root: CommandDoc, words: Sequence[str]) -> Completion:
             return Completion()
         return Completion(tuple(c.name for c in node.visible_subcommands() if c.name.startswith(current)))
     node = root
-    positional = 0
+    positionals: list[str] = []
     used: set[str] = set()
+    values: dict[str, str] = {}
     waiting: ParamDoc | None = None
+    waiting_flag = ""
     only_positionals = False
     for word in done:
         if waiting is not None:
+            values[waiting_flag] = word
             waiting = None
             continue
         if word == "--" and not only_positionals:
@@ -87,21 +100,29 @@ def complete(root: CommandDoc, words: Sequence[str]) -> Completion:
                 return Completion()
             option = node.option(flag)
             used.add(flag)
-            if option is not None and option.takes_value and not has_value:
-                waiting = option
-        elif positional == 0 and node.subcommand(word) is not None and not only_positionals:
+            if option is not None and option.takes_value:
+                if has_value:
+                    values[flag] = word.partition("=")[2]
+                else:
+                    waiting, waiting_flag = option, flag
+        elif not positionals and node.subcommand(word) is not None and not only_positionals:
             node = node.subcommand(word)  # type: ignore[assignment]
-            used = set()
+            used, values = set(), {}
         else:
-            positional += 1
+            positionals.append(word)
+    command = " ".join(node.path)
+
+    def asked(param: ParamDoc) -> Words:
+        return Words(command, param.name, tuple(positionals), values)
+
     if waiting is not None:
-        return _values(waiting, root, current)
+        return _values(waiting, root, current, asked(waiting), offer)
     if current.startswith("-") and not only_positionals:
         return _options(node, used, current)
-    if node.is_group and positional == 0:
+    if node.is_group and not positionals:
         return Completion(tuple(c.name for c in node.visible_subcommands() if c.name.startswith(current)))
-    argument = _argument_at(node, positional)
-    return _values(argument, root, current) if argument is not None else Completion()
+    argument = _argument_at(node, len(positionals))
+    return _values(argument, root, current, asked(argument), offer) if argument is not None else Completion()
 
 
 def _argument_at(node: CommandDoc, index: int) -> ParamDoc | None:
