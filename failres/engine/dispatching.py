@@ -99,8 +99,10 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
                      cancelled=run.cancelled, on_start=started, live=log.live)
     if run.lock is not None:
         run.lock.record_seat(None)
-    # Before anything else runs git: undo what the seat did outside its workspace.
+    # Before anything else runs git: undo what the seat did outside its workspace, and
+    # make sure the workspace is still the directory failres made before reading it.
     tamper = guard.undo(before, slug=run.slug, task=run.task.id)
+    swapped = workspace.replaced()
     result = found.result
     log.seat(result.text, {"seat": seat, "binding": binding, "mode": mode, "attempt": attempt,
                            "constrained": constrained, "exitCode": result.exit_code, "timedOut": result.timed_out,
@@ -110,8 +112,11 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
     run.journal("seat-finished", seat=seat, binding=binding, exitCode=result.exit_code, timedOut=result.timed_out,
                 durationMs=int(result.duration * 1000), outputBytes=result.total_bytes,
                 transcripts=[p.name for p in transcripts])
-    if tamper:
-        run.journal("seat-tamper", what=tamper.what)
+    what = [*(tamper.what if tamper else ()), *([f"{swapped}: not followed"] if swapped else ())]
+    if what:
+        run.journal("seat-tamper", what=what)
+    if swapped:
+        return Failure(SEAT_TAMPER, f"{seat} changed things outside its workspace: " + "; ".join(what))
     checked = workspace.check()
     artifacts = run.config.scope.artifacts
     changed = tuple(p for p in checked.paths if not any(ignore_pattern_matches(a, p) for a in artifacts))

@@ -38,12 +38,15 @@ from failres.gitops.status import STATUS_ARGS, StatusReport, parse_status
 from failres.gitops.workspace_files import (
     claim_workspace_path,
     default_root,
+    identity,
+    leads_into,
     remove_nested_git_dirs,
     remove_tree,
     restore_permissions,
 )
 
-__all__ = ["Checked", "Workspace", "claim_workspace_path", "default_root", "remove_tree", "shown_name"]
+__all__ = ["Checked", "Workspace", "WorkspaceReplaced", "claim_workspace_path", "default_root", "remove_tree",
+           "shown_name"]
 
 # Settings that make git read a work tree on failres's terms, whatever the person's or
 # the seat's configuration says: no fsmonitor daemon or hook, no untracked cache whose
@@ -73,8 +76,19 @@ class Checked:
     raw: dict[str, str] = field(default_factory=dict)  # shown name -> the name on disk, where they differ
 
 
+class WorkspaceReplaced(GitError):
+    """The workspace directory is no longer the one failres made: a seat moved it away or
+    put a symlink (to the person's checkout, say) in its place or on the way to it."""
+
+
 class Workspace:
-    """One task's workspace and failres's private view of it."""
+    """One task's workspace and failres's private view of it.
+
+    Every method that reads, cleans or removes the files first checks that the
+    workspace is still the directory failres made (same real path, same inode), so a
+    seat that swapped it for a symlink to the person's checkout gets nothing there
+    read, cleaned or deleted.
+    """
 
     def __init__(self, path: Path, git_dir: Path, state_dir: Path, branch: str, base: str) -> None:
         self.path = path
@@ -90,6 +104,7 @@ class Workspace:
         self._base_index_mtime_ns = 0
         self._seat_config = ""
         self.pristine = False  # the files are exactly `tree` and no seat or gate has run since
+        self._identity: tuple[str, int, int] | None = None  # set once the directory exists
 
     # ── paths ────────────────────────────────────────────────────────────
 
@@ -120,6 +135,7 @@ class Workspace:
         state_dir.mkdir(parents=True, exist_ok=True)
         (state_dir / "path").write_text(str(path) + "\n", encoding="utf-8")
         workspace = cls(path, git_dir, state_dir, branch, base)
+        workspace._identity = identity(path)
         workspace.index.unlink(missing_ok=True)
         tree = str(pygit2.Repository(str(git_dir))[pygit2.Oid(hex=base)].peel(pygit2.Tree).id)
         # One checkout, through the private index, which so records every file's stat
@@ -135,9 +151,41 @@ class Workspace:
         workspace.pristine = True
         return workspace
 
+    def replaced(self) -> str | None:
+        """What became of the workspace directory, when it is no longer the one failres made."""
+        try:
+            now = identity(self.path)
+        except OSError:
+            return f"the workspace {self.path} was removed"
+        if self._identity is not None and now != self._identity:
+            if self.path.is_symlink():
+                return f"the workspace {self.path} was replaced by a symlink to {now[0]}"
+            if now[0] != self._identity[0]:
+                return f"the way to the workspace {self.path} was replaced: it now leads to {now[0]}"
+            return f"the workspace {self.path} was replaced by another directory"
+        inside = leads_into(self.path, self._guarded())
+        if inside is not None:
+            return f"the workspace {self.path} leads into {inside}"
+        return None
+
+    def _guarded(self) -> tuple[Path, ...]:
+        return (self.git_dir, self.git_dir.parent) if str(self.git_dir) not in ("", ".") else ()
+
+    def _require_intact(self) -> None:
+        problem = self.replaced()
+        if problem is not None:
+            raise WorkspaceReplaced(problem, hint="nothing there was read, cleaned or removed")
+
     def remove(self) -> None:
-        """Delete the workspace's files and failres's state for it."""
-        remove_tree(self.path)
+        """Delete the workspace's files and failres's state for it.
+
+        A workspace a seat replaced is not followed: a symlink in its place is removed
+        (never what it points to); anything else that is not failres's directory stays.
+        """
+        if self.path.is_symlink():
+            self.path.unlink()
+        elif self.replaced() is None:
+            remove_tree(self.path)
         for name in ("index", "index.lock", "scratch", "path"):
             target = self.state_dir / name
             if target.is_dir():
@@ -153,6 +201,7 @@ class Workspace:
         Written as plain files rather than with git, so nothing the seat left in the
         old one (a config, a hook, a symlink to elsewhere) is read or followed.
         """
+        self._require_intact()
         dot_git = self.path / ".git"
         remove_tree(dot_git)
         for directory in ("objects/info", "objects/pack", "refs/tags", "refs/heads"):
@@ -192,6 +241,7 @@ class Workspace:
         os.replace(tmp, self.index)
 
     def status(self) -> StatusReport:
+        self._require_intact()
         self._restore_private_index()
         raw = self.git([*STATUS_ARGS])
         return parse_status(raw)
@@ -231,6 +281,7 @@ class Workspace:
         wanted = list(paths)
         if not wanted:
             return self.tree  # the private index holds exactly the last tree put down
+        self._require_intact()
         self._restore_private_index()
         spec = b"\0".join(os.fsencode(p) for p in wanted) + b"\0"
         self.git(["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"], stdin=spec)
@@ -245,6 +296,7 @@ class Workspace:
         and that `include(path)` allows are taken; the private index is left as it was.
         """
         paths = [p for p in paths if shown_name(p) == p]
+        self._require_intact()
         self._restore_private_index()
         scratch = self.state_dir / "scratch"
         scratch.mkdir(parents=True, exist_ok=True)
@@ -282,6 +334,7 @@ class Workspace:
         """
         if self.pristine and tree == self.tree:
             return
+        self._require_intact()
         self._restore_private_index()
         if tree == self.tree and self._nothing_to_put_back(keep):
             # The common case after an accepted dispatch: the files are the tree already,

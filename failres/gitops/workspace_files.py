@@ -12,6 +12,7 @@ import hashlib
 import os
 import shutil
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 from failres.errors import GitError
@@ -77,6 +78,28 @@ def remove_tree(path: Path) -> None:
     shutil.rmtree(path, onerror=retry_writable)
 
 
+def leads_into(path: Path, guarded: Iterable[Path]) -> Path | None:
+    """The guarded directory that `path`, symlinks followed, lies in or above; None when it is clear.
+
+    A seat can replace its workspace (or a directory on the way to it) by a symlink to
+    the person's checkout; every removal and clean-up failres makes there checks this
+    first, so that what it deletes is never the person's.
+    """
+    real = os.path.realpath(path)
+    for place in guarded:
+        held = os.path.realpath(place)
+        if real == held or real.startswith(held.rstrip(os.sep) + os.sep) or held.startswith(real.rstrip(os.sep) + os.sep):
+            return Path(held)
+    return None
+
+
+def identity(path: Path) -> tuple[str, int, int]:
+    """Where `path` really is, and which directory it is there (device, inode)."""
+    real = os.path.realpath(path)
+    info = os.lstat(real)
+    return real, info.st_dev, info.st_ino
+
+
 def claim_workspace_path(path: Path, git_dir: Path, state_dir: Path) -> None:
     """Make room at `path` for a new workspace, removing only what failres itself made there.
 
@@ -85,6 +108,10 @@ def claim_workspace_path(path: Path, git_dir: Path, state_dir: Path) -> None:
     """
     if not path.exists() and not path.is_symlink():
         return
+    inside = leads_into(path, (git_dir, git_dir.parent))
+    if inside is not None and not path.is_symlink():
+        msg = f"cannot create a task workspace at {path}: it leads into {inside} (a directory on the way was replaced)"
+        raise GitError(msg, hint=f"remove the symlink on the way to {path}; nothing was touched")
     registered = state_dir / "path"
     ours = registered.exists() and registered.read_text(encoding="utf-8").strip() == str(path)
     if not ours and path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
