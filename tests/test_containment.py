@@ -400,7 +400,8 @@ def test_after_a_hard_kill_status_reports_interrupted_and_no_seat_is_left(projec
     turn, seat_pid, child_pid = hanging_seat(project)
     project.configure(implementer=[turn, FIX])
     proc = start_run(project, project.plan())
-    wait_for(lambda: seat_pid.exists() and child_pid.exists() and seat_pid.read_text().strip())
+    wait_for(lambda: seat_pid.exists() and child_pid.exists() and seat_pid.read_text().strip()
+             and child_pid.read_text().strip())
     seat = int(seat_pid.read_text())
     supervisor = int(Path(f"/proc/{seat}/stat").read_text().rsplit(")", 1)[1].split()[1])
     proc.kill()  # failres dies at once: no handler, no journal entry

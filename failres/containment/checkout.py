@@ -33,7 +33,11 @@ from failres.gitops.status import parse_status
 # compared by its fingerprint and reported, not restored.
 MAX_KEPT_FILE = 4 * 1024 * 1024
 MAX_KEPT_TOTAL = 256 * 1024 * 1024
-_READ_ONLY = ("core.fsmonitor=false", "core.hooksPath=/dev/null")
+# git's own status, on failres's terms: no fsmonitor or hook runs, and stat data is
+# trusted only as far as git's default (a seat that rewinds a file's mtime still
+# changes its ctime, which `core.trustctime=false` in the person's config would ignore).
+_READ_ONLY = ("core.fsmonitor=false", "core.hooksPath=/dev/null", "core.trustctime=true",
+              "core.checkStat=default", "core.untrackedCache=false")
 _STATUS = ("status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all")
 
 Fingerprint = tuple[int, int, int, int, int] | None  # mode, size, mtime_ns, ctime_ns, inode; None: absent

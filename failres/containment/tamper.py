@@ -8,6 +8,9 @@ Before every dispatch failres records what a seat must never change:
 - the repository's `config`, its hooks directory, its `info/` directory, and the
   person's global git configuration (failres itself runs git right after a dispatch;
   a planted `core.fsmonitor` there would run the seat's code in failres's place);
+- the git dir's other state: its top-level files (`MERGE_HEAD`, `shallow`, ...),
+  `objects/info/` (alternates, the commit-graph), reflogs, linked worktrees and an
+  operation in progress (`rebase-merge/`, `sequencer/`), whose planted directories go;
 - the person's checkout: its working state (tracked and untracked files as a tree)
   and its index.
 
@@ -38,6 +41,15 @@ from failres.gitops.git import try_git
 from failres.containment import checkout as checkout_guard
 from failres.containment.checkout import CheckoutState
 
+# Directories of the git dir whose files git reads as the repository's state, guarded
+# whole: excludes, alternates and the commit-graph, an operation in progress, linked
+# worktrees, reflogs. failres's own reflogs move with its own refs.
+_GUARDED_DIRS = ("info", "objects/info", "rebase-merge", "rebase-apply", "sequencer", "worktrees", "logs")
+_OWN_LOGS = frozenset({"logs/refs/failres", "logs/refs/heads/failres"})
+# Those whose mere presence changes what git does (a rebase in progress): removed when planted.
+_PLANTABLE = ("rebase-merge", "rebase-apply", "sequencer", "worktrees")
+# Top-level files guarded elsewhere: the index with the checkout, refs by value.
+_GIT_DIR_ELSEWHERE = frozenset({"index", "HEAD", "packed-refs", "config", "config.worktree"})
 # Hooks and info files are small; a file beyond this is compared by size and time only.
 _MAX_GUARDED_FILE = 4 * 1024 * 1024
 _NO_HOOKS = ("core.hooksPath=/dev/null", "core.fsmonitor=false")
@@ -67,6 +79,7 @@ class RepoState:
     files: Mapping[str, bytes | None]  # absolute path -> bytes (None: too large to keep)
     file_sizes: Mapping[str, tuple[int, int]]  # absolute path -> (size, mtime_ns), for large ones
     checkout: CheckoutState | None  # the person's checkout; None when the repository has no work tree
+    dirs: frozenset[str] = frozenset()  # which of the plantable git-dir directories existed
 
 
 @dataclass
@@ -95,7 +108,8 @@ class Guard:
 
     def capture(self) -> RepoState:
         files, sizes = self._guarded_files()
-        return RepoState(self._refs(), files, sizes, self._checkout())
+        dirs = frozenset(d for d in _PLANTABLE if os.path.lexists(self.git_dir / d))
+        return RepoState(self._refs(), files, sizes, self._checkout(), dirs)
 
     def _refs(self) -> dict[str, str]:
         repo = pygit2.Repository(str(self.git_dir))
@@ -115,12 +129,30 @@ class Guard:
     def guarded_paths(self) -> list[Path]:
         """Every file a seat must not change, as it is now (planted files show up next time)."""
         paths = [self.git_dir / "config", self.git_dir / "config.worktree"]
-        for directory in (self.hooks_dir, self.git_dir / "info"):
+        paths += self._git_dir_files()
+        for directory in (self.hooks_dir, *(self.git_dir / d for d in _GUARDED_DIRS)):
             if directory.is_dir():
-                for root, _dirs, names in os.walk(directory):
+                for root, dirs, names in os.walk(directory):
+                    inside = Path(root).is_relative_to(self.git_dir)
+                    relative = Path(root).relative_to(self.git_dir).as_posix() if inside else ""
+                    dirs[:] = [d for d in dirs if f"{relative}/{d}" not in _OWN_LOGS]
                     paths += [Path(root) / name for name in names]
         paths += _global_config_files()
         return paths
+
+    def _git_dir_files(self) -> list[Path]:
+        """The files at the top of the git dir that git reads as state: MERGE_HEAD, shallow, ..."""
+        try:
+            entries = list(os.scandir(self.git_dir))
+        except OSError:
+            return []
+        return [Path(e.path) for e in entries
+                if not e.is_dir(follow_symlinks=False) and e.name not in _GIT_DIR_ELSEWHERE
+                and not e.name.endswith(".lock")]
+
+    def planted_dirs(self, before: RepoState) -> list[Path]:
+        """Directories of the git dir that were not there before (a rebase in progress, ...)."""
+        return [self.git_dir / d for d in _PLANTABLE if d not in before.dirs and os.path.lexists(self.git_dir / d)]
 
     def _guarded_files(self) -> tuple[dict[str, bytes | None], dict[str, tuple[int, int]]]:
         files: dict[str, bytes | None] = {}
@@ -162,6 +194,9 @@ class Guard:
         evidence = self.git_dir / "failres" / "tamper" / f"{slug}-{task}-{time.strftime('%Y%m%dT%H%M%S')}"
         # Files first: git reads the config and hooks that the rest of the undo runs with.
         self._undo_files(before, tamper, evidence)
+        for planted in self.planted_dirs(before):
+            _remove(planted)
+            tamper.what.append(f"{self._shown(planted)} was planted: removed")
         self._undo_refs(before, tamper)
         self._undo_checkout(before, tamper, evidence)
         return tamper

@@ -1,0 +1,66 @@
+"""What a seat writes into the person's git dir beyond refs, config and hooks: the files git
+reads as the repository's state (MERGE_HEAD, shallow, alternates, reflogs, an operation in
+progress), and a checkout edit hidden from a `git status` that trusts stat data."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import git
+from project import FIXED, Project
+from test_containment import quarantined, run
+
+FIX = {"write": {"src/calc.py": FIXED}}
+TOP = 'top=$(dirname "$(dirname "$(head -1 .git/objects/info/alternates)")")'
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    return Project.create(tmp_path)
+
+
+def test_planted_git_state_files_are_removed_and_what_was_deleted_comes_back(project: Project, cli):
+    main = git(project.top, "rev-parse", "main").strip()
+    elsewhere = project.top.parent / "elsewhere-objects"
+    project.configure(implementer=[{**FIX, "shell": ["; ".join([
+        TOP,
+        'c=$(git -C "$top" commit-tree -m seat "$(git -C "$top" write-tree)")',
+        'echo "$c" > "$top/.git/MERGE_HEAD"; echo "seat" > "$top/.git/MERGE_MSG"',
+        f'echo "{main}" > "$top/.git/shallow"',
+        f'mkdir -p {elsewhere} && echo {elsewhere} > "$top/.git/objects/info/alternates"',
+        'mkdir -p "$top/.git/rebase-merge" && echo refs/heads/main > "$top/.git/rebase-merge/head-name"',
+        'rm -rf "$top/.git/logs"',
+    ])]}])
+    reflog = git(project.top, "reflog", "show", "main")
+    assert run(cli, project).code == 1
+    git_dir = project.top / ".git"
+    for planted in ("MERGE_HEAD", "MERGE_MSG", "shallow", "objects/info/alternates", "rebase-merge"):
+        assert not os.path.lexists(git_dir / planted), planted
+    assert git(project.top, "reflog", "show", "main") == reflog
+    assert git(project.top, "rev-list", "--count", "main").strip() == "1"
+    assert quarantined(project)["failClass"] == "seat-tamper"
+    # The person's next commit is an ordinary one, with one parent.
+    (project.top / "mine.txt").write_text("mine\n")
+    git(project.top, "add", "mine.txt")
+    git(project.top, "commit", "-q", "-m", "mine")
+    assert git(project.top, "rev-list", "--parents", "-1", "HEAD").split()[1:] == [main]
+
+
+def test_an_in_place_edit_with_its_mtime_put_back_is_found_whatever_the_persons_trustctime(project: Project, cli):
+    git(project.top, "config", "core.trustctime", "false")
+    hour_ago = time.time() - 3600
+    for name in git(project.top, "ls-files").split():
+        os.utime(project.top / name, (hour_ago, hour_ago))
+    git(project.top, "update-index", "-q", "--really-refresh")
+    time.sleep(1.1)  # git keeps stat times to the second: the edit comes in a later one
+    edit = ('f="$top/src/other.py"; t=$(stat -c %Y "$f"); '
+            'python3 -c "import sys; h=open(sys.argv[1],\'r+b\'); h.write(b\'VALUE = 7\\n\')" "$f"; '
+            'touch -d "@$t" "$f"')
+    project.configure(implementer=[{**FIX, "shell": [f"{TOP}; {edit}"]}])
+    assert run(cli, project).code == 1
+    assert (project.top / "src" / "other.py").read_text() == "VALUE = 1\n"
+    assert quarantined(project)["failClass"] == "seat-tamper"
