@@ -1,10 +1,13 @@
 """What a seat writes into the person's git dir beyond refs, config and hooks: the files git
 reads as the repository's state (MERGE_HEAD, shallow, alternates, reflogs, an operation in
-progress), and a checkout edit hidden from a `git status` that trusts stat data."""
+progress), a checkout edit hidden from a `git status` that trusts stat data, store records
+dropped by a fast-forward, and failres itself run by the seat to answer its own decision."""
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -64,3 +67,36 @@ def test_an_in_place_edit_with_its_mtime_put_back_is_found_whatever_the_persons_
     assert run(cli, project).code == 1
     assert (project.top / "src" / "other.py").read_text() == "VALUE = 1\n"
     assert quarantined(project)["failClass"] == "seat-tamper"
+
+
+def store_files(top: Path) -> set[str]:
+    return set(git(top, "ls-tree", "-r", "--name-only", "refs/failres/store").split())
+
+
+def test_a_fast_forward_of_the_store_that_drops_records_is_tamper_and_every_record_comes_back(
+        project: Project, cli):
+    project.configure(implementer=[FIX])
+    assert run(cli, project, task="t0").code == 0  # an earlier task's records
+    kept = store_files(project.top)
+    wipe = (f'{TOP}; cd "$top"; tip=$(git rev-parse refs/failres/store); '
+            'empty=$(git mktree </dev/null); '
+            'git update-ref refs/failres/store "$(git commit-tree -p "$tip" -m tidy "$empty")" "$tip"')
+    project.configure(implementer=[{**FIX, "shell": [wipe]}])
+    assert run(cli, project).code == 1
+    assert kept <= store_files(project.top)
+    assert [e["type"] for e in project.events("t0")][-1] == "task-committed"
+    assert quarantined(project)["failClass"] == "seat-tamper"
+
+
+def test_a_seat_cannot_answer_its_own_decision_with_failres_itself(project: Project, cli):
+    project.configure(implementer=[{"print": "SCOPE-REQUEST: src/other.py — the value lives there"}])
+    assert run(cli, project).code == 1
+    [decision] = json.loads(cli(project.top, "decisions", "--json").out)
+    failres = f"{sys.executable} -m failres"
+    answer = (f'{TOP}; cd "$top"; {failres} decide {decision["id"]} --scope-files src/other.py; '
+              f'echo $? > {project.agents}/decide.exit')
+    project.configure(implementer=[{**FIX, "shell": [answer]}])
+    run(cli, project)
+    assert (project.agents / "decide.exit").read_text().strip() == "2"
+    [after] = json.loads(cli(project.top, "decisions", "--json").out)
+    assert (after["status"], after["answer"]) == ("open", None)

@@ -32,12 +32,35 @@ def _register() -> None:
 _register()
 
 
+# Commands that change the store, the person's refs or their hooks: a person's, never a
+# seat's (`failres.processes.ancestry`). Reading commands stay open to seats.
+WRITES = frozenset({
+    "cancel", "consolidate", "decide", "decisions propose", "facts set", "gc", "hooks install", "hooks uninstall",
+    "init", "label", "land", "learn", "lessons import", "proposals accept", "proposals reject", "reflect",
+    "restore", "rules retire", "run", "sync", "undo",
+})
+
+
+def _refuse_seats(args: list[str]) -> None:
+    from failres.clidoc.model import find_command
+    from failres.cli.help_cmds import description
+    from failres.errors import UsageError
+    from failres.processes.ancestry import seat_supervisor
+
+    node, _ = find_command(description(), args)
+    command = " ".join(node.path)
+    if command in WRITES and seat_supervisor() is not None:
+        msg = f"'{PROGRAM} {command}' cannot be run by a seat: it changes what only a person or the run decides"
+        raise UsageError(msg, hint="a seat may read (status, journal, lessons, prompt); a person answers decisions")
+
+
 def _dispatch(args: list[str]) -> object:
     from failres.cli.help_cmds import answer_early
 
     early = answer_early(args)
     if early is not None:
         return early
+    _refuse_seats(args)
     return app(args=args, prog_name=PROGRAM, standalone_mode=False)
 
 

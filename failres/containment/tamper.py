@@ -50,6 +50,9 @@ _OWN_LOGS = frozenset({"logs/refs/failres", "logs/refs/heads/failres"})
 _PLANTABLE = ("rebase-merge", "rebase-apply", "sequencer", "worktrees")
 # Top-level files guarded elsewhere: the index with the checkout, refs by value.
 _GIT_DIR_ELSEWHERE = frozenset({"index", "HEAD", "packed-refs", "config", "config.worktree"})
+# Store files failres itself rewrites in place (the learned rules an accepted proposal
+# changes); every other record file is add-only.
+_REWRITTEN_STORE_FILES = ("rules/",)
 # Hooks and info files are small; a file beyond this is compared by size and time only.
 _MAX_GUARDED_FILE = 4 * 1024 * 1024
 _NO_HOOKS = ("core.hooksPath=/dev/null", "core.fsmonitor=false")
@@ -231,6 +234,9 @@ class Guard:
             old, new = before.refs.get(name), now.get(name)
             if old == new or self._expected(name, old, new):
                 continue
+            if name == self.store_ref and self._store_moved_forward(old, new):
+                tamper.what.append(self._put_records_back(old, new))
+                continue
             problem = self._put_ref_back(name, old, new)
             change = _describe_ref_change(name, old, new)
             tamper.what.append(f"{change}: {'put back' if problem is None else 'could not be put back: ' + problem}")
@@ -238,15 +244,49 @@ class Guard:
     def _expected(self, name: str, old: str | None, new: str | None) -> bool:
         if self.own.allows(name, new):
             return True
-        if name == self.store_ref and old and new and not new.startswith("ref:") and not old.startswith("ref:"):
+        if name == self.store_ref and self._store_moved_forward(old, new):
             # Other failres processes (a person's `decide`, a sync) append to the store
-            # while a seat runs; appending is all they do, so only a fast-forward is theirs.
-            repo = pygit2.Repository(str(self.git_dir))
-            try:
-                return repo.descendant_of(new, old)
-            except (pygit2.GitError, ValueError, KeyError):
-                return False
+            # while a seat runs; appending is all they do: a fast-forward that keeps
+            # every record (reclaim moves one to `archive/`, a restore back) is theirs.
+            return not self._records_lost(old, new)  # type: ignore[arg-type]
         return False
+
+    def _store_moved_forward(self, old: str | None, new: str | None) -> bool:
+        if not old or not new or old.startswith("ref:") or new.startswith("ref:"):
+            return False
+        try:
+            return pygit2.Repository(str(self.git_dir)).descendant_of(new, old)
+        except (pygit2.GitError, ValueError, KeyError):
+            return False
+
+    def _records_lost(self, old: str, new: str) -> dict[str, pygit2.Oid]:
+        """Record files of the store at `old` that `new` no longer holds, nor moved (path -> blob)."""
+        from lessons.treediff import tree_changes
+
+        repo = pygit2.Repository(str(self.git_dir))
+        removed: dict[str, pygit2.Oid] = {}
+        added: dict[str, pygit2.Oid] = {}
+        for path, was, now in tree_changes(repo, repo[old].peel(pygit2.Tree), repo[new].peel(pygit2.Tree)):
+            if was is not None and not path.startswith(_REWRITTEN_STORE_FILES):
+                removed[path] = was
+            if now is not None:
+                added[path] = now
+        return {path: blob for path, blob in removed.items()
+                if added.get(path.removeprefix("archive/") if path.startswith("archive/") else f"archive/{path}")
+                != blob}
+
+    def _put_records_back(self, old: str, new: str) -> str:
+        """Commit the records lost between `old` and `new` back onto the store, keeping whatever was added."""
+        from lessons.store import Store
+        from lessons.trees import Change
+
+        lost = self._records_lost(old, new)
+        try:
+            Store(str(self.git_dir), self.store_ref).commit(
+                Change(puts=dict(lost)), f"failres: put back {len(lost)} record(s) a seat removed from the store")
+        except Exception as error:  # noqa: BLE001 - reported in the journal, the run goes on to quarantine
+            return f"{self.store_ref} lost {len(lost)} record(s) up to {new[:12]}: could not be put back: {error}"
+        return f"{self.store_ref} lost {len(lost)} record(s) in commits up to {new[:12]}: put back"
 
     def _put_ref_back(self, name: str, old: str | None, new: str | None) -> str | None:
         if old is not None and old.startswith("ref: "):

@@ -1,0 +1,43 @@
+"""Whether this process was started by a seat: some ancestor is a seat's supervisor.
+
+Every process a seat starts, however it detaches (`setsid`, a double fork), stays below
+its supervisor, the subreaper of the dispatch (`supervise.py`). A seat that runs
+`git failres decide` on its own decision, or a nested `git failres run`, is such a
+process; the commands that change the store or the repository refuse it, because a
+person decides and only the run that dispatched the seat records what it did.
+
+Read from /proc: where there is none, nothing is refused (the tamper check still is).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+SUPERVISOR_NAME = "supervise.py"
+_MAX_DEPTH = 128
+
+
+def seat_supervisor(pid: int | None = None) -> int | None:
+    """The pid of the seat supervisor above `pid` (default: this process), or None."""
+    current = os.getppid() if pid is None else pid
+    for _ in range(_MAX_DEPTH):
+        if current <= 1:
+            return None
+        try:
+            argv = Path(f"/proc/{current}/cmdline").read_bytes().split(b"\0")
+            stat = Path(f"/proc/{current}/stat").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        if any(_is_supervisor(arg) for arg in argv[:6]):
+            return current
+        try:
+            current = int(stat[stat.rfind(")") + 2:].split()[1])
+        except (ValueError, IndexError):
+            return None
+    return None
+
+
+def _is_supervisor(arg: bytes) -> bool:
+    name = os.fsdecode(arg)
+    return name.endswith(os.sep + SUPERVISOR_NAME) and Path(name).parent.name == "processes"
