@@ -34,12 +34,14 @@ from failres.engine.taxonomy import (
     FIXER_SCOPE_VIOLATION,
     GATE_NOT_GREEN_AFTER_FIXER,
     GATE_TIMEOUT,
+    SEAT_TAMPER,
     GATE_UNAVAILABLE,
     REPEATED_FAILURE_STOP,
     WRAPPER_ENGINE_DOWN,
 )
 from failres.errors import UsageError
 from failres.gitops.branches import ensure_task_branch, patch_tree
+from failres.gitops.verify import ObjectsPoisoned
 from failres.journal import read_journal
 from failres.engine.dispatch_logs import RunLogs, run_id
 from lessons.redact import redact
@@ -153,6 +155,8 @@ class TaskRun(RunSteps):
         gate = self.run_gate("implement", 1)
         fixer_attempts = 0
         while not gate.passed:
+            if gate.tampered:
+                return self.quarantine(Failure(SEAT_TAMPER, gate.tampered))
             if gate.unavailable:
                 return self.quarantine(Failure(GATE_UNAVAILABLE, gate.unavailable_message))
             if gate.timed_out:
@@ -201,6 +205,8 @@ class TaskRun(RunSteps):
         gate = self.run_gate("fix", 1)
         if gate.passed:
             return self.commit_green()
+        if gate.tampered:
+            return self.quarantine(Failure(SEAT_TAMPER, gate.tampered))
         if gate.unavailable:
             return self.quarantine(Failure(GATE_UNAVAILABLE, gate.unavailable_message))
         message = f"exact patch left gate {self.gate_name} red: {gate.summary}\n{gate.output}"
@@ -233,7 +239,11 @@ class TaskRun(RunSteps):
             if found.denied is not None:
                 return found.denied
             if not found.run.failed:
-                self.tree = self.workspace.accept(found.changed)
+                try:
+                    self.tree = self.workspace.accept(found.changed)
+                except ObjectsPoisoned as poisoned:
+                    self.journal("seat-tamper", what=[str(poisoned)])
+                    return Failure(SEAT_TAMPER, str(poisoned))
                 return None
             failure = self.classify_seat_failure(found, seat)
             if failure.fail_class == WRAPPER_ENGINE_DOWN and not probed:

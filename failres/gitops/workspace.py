@@ -35,6 +35,7 @@ import pygit2
 from failres.errors import GitError
 from failres.gitops.git import run_git
 from failres.gitops.status import STATUS_ARGS, StatusReport, parse_status
+from failres.gitops.verify import ObjectsPoisoned, verify_objects
 from failres.gitops.workspace_files import (
     claim_workspace_path,
     default_root,
@@ -43,10 +44,11 @@ from failres.gitops.workspace_files import (
     remove_nested_git_dirs,
     remove_tree,
     restore_permissions,
+    unlink_inside,
 )
 
-__all__ = ["Checked", "Workspace", "WorkspaceReplaced", "claim_workspace_path", "default_root", "remove_tree",
-           "shown_name"]
+__all__ = ["Checked", "ObjectsPoisoned", "Workspace", "WorkspaceReplaced", "claim_workspace_path", "default_root",
+           "remove_tree", "shown_name"]
 
 # Settings that make git read a work tree on failres's terms, whatever the person's or
 # the seat's configuration says: no fsmonitor daemon or hook, no untracked cache whose
@@ -286,7 +288,14 @@ class Workspace:
         spec = b"\0".join(os.fsencode(p) for p in wanted) + b"\0"
         self.git(["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"], stdin=spec)
         tree = self.git(["write-tree"]).decode().strip()
+        # The files become what a checkout of that tree gives (clean and smudge filters,
+        # `ident`, line endings), so the gate judges exactly what a clone of the commit holds.
+        # git skips a file whose stat data matches the index, so each is removed first.
+        for path in wanted:
+            unlink_inside(self.path, path)
+        self.git(["checkout-index", "-f", "-u", "-q", "-z", "--stdin"], stdin=spec)
         self._remember_private_index()
+        verify_objects(self.git_dir, tree, wanted)
         return tree
 
     def capture(self, paths: Iterable[str], *, max_bytes: int, include) -> str:

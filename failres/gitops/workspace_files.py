@@ -41,6 +41,19 @@ def remove_nested_git_dirs(top: Path) -> None:
             dirs.remove(".git")
 
 
+def unlink_inside(top: Path, path: str) -> None:
+    """Remove the file at `top/path` when it lies inside `top` (never through a symlink to elsewhere)."""
+    full = top / path
+    root = os.path.realpath(top)
+    if full.parent != top and not os.path.realpath(full.parent).startswith(root + os.sep):
+        return
+    try:
+        if not stat.S_ISDIR(full.lstat().st_mode):
+            full.unlink()
+    except OSError:
+        pass
+
+
 def restore_permissions(top: Path) -> None:
     for root, dirs, files in os.walk(top):
         for name in dirs + files:
