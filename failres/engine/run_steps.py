@@ -12,6 +12,7 @@ import os
 import time
 from pathlib import Path
 
+from failres.containment.tamper import Guard
 from failres.engine.dispatching import Dispatched
 from failres.engine.prompts import JudgeInvocation
 from failres.engine.quarantine import Failure, QuarantineInput, quarantine_task
@@ -114,8 +115,20 @@ class RunSteps(RunContext):
         judge = self.judge(mode, attempt)
         self.step("gate", attempt=attempt)
         self.workspace.handed_over()
+        # The gate runs the code the seat wrote: what that code does to the person's
+        # repository is checked and undone as a seat's would be. A gate configured to
+        # run in the person's checkout (`cwd = "repo"`) works there by design.
+        guard = None if gate.cwd == "repo" else Guard(self.engine.top, self.engine.git_dir,
+                                                      store_ref=self.engine.store.ref, own=self.engine.own_moves)
+        before = guard.capture() if guard is not None else None
         found: GateRun = run_gate_process(gate, judge, env=gate_env(self.values(mode, attempt)),
                                           cancelled=self.cancelled, output=self.config.output)
+        tamper = guard.undo(before, slug=self.slug, task=self.task.id) if guard is not None and before else None
+        if tamper:
+            what = [f"while gate {self.gate_name} ran: {line}" for line in tamper.what]
+            self.journal("seat-tamper", what=what)
+            return GateOutcome(False, False, found.result.exit_code, found.result.text, self.gate_name,
+                               tampered="; ".join(what))
         self.check_stop()
         result = found.result
         if self.logs is not None and self.logs.count:

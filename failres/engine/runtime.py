@@ -83,6 +83,7 @@ class GateOutcome:
     output: str
     gate: str
     unavailable: str | None = None  # why the gate could not run at all (a configuration error)
+    tampered: str = ""  # what the code under test changed of the person's while the gate ran (undone)
 
     @property
     def unavailable_message(self) -> str:
