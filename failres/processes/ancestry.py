@@ -19,8 +19,12 @@ _MAX_DEPTH = 128
 
 
 def seat_supervisor(pid: int | None = None) -> int | None:
-    """The pid of the seat supervisor above `pid` (default: this process), or None."""
-    current = os.getppid() if pid is None else pid
+    """The pid of the seat supervisor above `pid` (default: this process), or None.
+
+    Numbers are read from /proc, not from os.getppid(): inside a seat's own PID
+    namespace those differ, and /proc speaks for the namespace it was mounted in.
+    """
+    current = _parent_of("self") if pid is None else pid
     for _ in range(_MAX_DEPTH):
         if current <= 1:
             return None
@@ -31,11 +35,22 @@ def seat_supervisor(pid: int | None = None) -> int | None:
             return None
         if any(_is_supervisor(arg) for arg in argv[:6]):
             return current
-        try:
-            current = int(stat[stat.rfind(")") + 2:].split()[1])
-        except (ValueError, IndexError):
-            return None
+        current = _ppid(stat)
     return None
+
+
+def _parent_of(pid: str) -> int:
+    try:
+        return _ppid(Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return 0
+
+
+def _ppid(stat: str) -> int:
+    try:
+        return int(stat[stat.rfind(")") + 2:].split()[1])
+    except (ValueError, IndexError):
+        return 0
 
 
 def _is_supervisor(arg: bytes) -> bool:
