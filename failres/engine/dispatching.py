@@ -96,7 +96,7 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
 
     found = run_seat(config=run.config, seat=seat, binding_name=binding, cwd=workspace.path, prompt=prompt,
                      values=run.values(mode, attempt, prompt_file, dispatch_dir), marker=marker,
-                     cancelled=run.cancelled, on_start=started, live=log.live)
+                     cancelled=run.cancelled, on_start=started, live=log.open_live())
     if run.lock is not None:
         run.lock.record_seat(None)
     # Before anything else runs git: undo what the seat did outside its workspace.
@@ -107,6 +107,8 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
                            "durationMs": int(result.duration * 1000), "outputBytes": result.total_bytes,
                            "argv": list(result.argv)})
     transcripts = log.keep_transcripts(found.transcripts)
+    # A log name the seat planted (a link to the person's config) was refused: that is tamper too.
+    tamper.what += log.take_problems()
     run.journal("seat-finished", seat=seat, binding=binding, exitCode=result.exit_code, timedOut=result.timed_out,
                 durationMs=int(result.duration * 1000), outputBytes=result.total_bytes,
                 transcripts=[p.name for p in transcripts])
