@@ -100,9 +100,13 @@ def make_new_dir(root: Path, relative: str | PurePath) -> None:
 
 
 def open_file(root: Path, relative: str | PurePath, flags: int, mode: int = 0o644) -> int:
-    """An fd of the regular file `root/relative` opened with `flags`, checked to have no other name."""
+    """An fd of the regular file `root/relative` opened with `flags`, checked to have no other name.
+
+    Missing directories on the way are made only when `flags` asks to create the file.
+    """
     *parents, name = parts_of(relative)
-    with opened_dir(root, PurePath(*parents) if parents else None) as parent:
+    create = bool(flags & os.O_CREAT)
+    with opened_dir(root, PurePath(*parents) if parents else None, create=create) as parent:
         try:
             fd = os.open(name, flags | _FILE_FLAGS, mode, dir_fd=parent)
         except OSError as error:

@@ -97,10 +97,12 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
     found = run_seat(config=run.config, seat=seat, binding_name=binding, cwd=workspace.path, prompt=prompt,
                      values=run.values(mode, attempt, prompt_file, dispatch_dir), marker=marker,
                      cancelled=run.cancelled, on_start=started, live=log.open_live())
-    if run.lock is not None:
-        run.lock.record_seat(None)
     # Before anything else runs git: undo what the seat did outside its workspace.
     tamper = guard.undo(before, slug=run.slug, task=run.task.id)
+    if run.lock is not None:
+        run.lock.keep_held()  # a lock file swapped by the seat would let a second run in
+        tamper.what += run.lock.take_problems()
+        run.lock.record_seat(None)
     result = found.result
     log.seat(result.text, {"seat": seat, "binding": binding, "mode": mode, "attempt": attempt,
                            "constrained": constrained, "exitCode": result.exit_code, "timedOut": result.timed_out,
