@@ -244,3 +244,26 @@ def test_copying_evidence_copies_a_link_as_a_link(root: Path):
     assert (root / "evidence" / "file").read_text() == "left by the seat\n"
     with pytest.raises(FileExistsError):
         beneath.copy_in(root / "file", root, "evidence/link")
+
+
+# ── failres's private index of a workspace ───────────────────────────────
+
+
+@pytest.mark.parametrize("plant", ["the state directory", "its scratch directory"])
+def test_a_seat_that_links_its_workspace_state_to_git_never_gets_the_persons_index_written(project: Project, cli,
+                                                                                            plant):
+    """The private index (and the snapshot's scratch index) are git's to write: never through the seat's link."""
+    git_dir = project.top / ".git"
+    state = git_dir / "failres" / "workspaces" / "rr" / "t1"
+    target = state if plant == "the state directory" else state / "scratch"
+    project.configure(implementer=[{"write": {"src/other.py": "VALUE = 2\n"},
+                                    "shell": [f"rm -rf {target} && ln -s {git_dir} {target}"]}])
+    (project.top / "notes.txt").write_text("the person's own notes\n")
+    git(project.top, "add", "notes.txt")  # the person's staged work is in their index
+    index = (git_dir / "index").read_bytes()
+    before = git_files(project)
+    result = run(cli, project)
+    assert (git_dir / "index").read_bytes() == index
+    assert git_files(project) == before
+    if plant == "the state directory":  # failres's next git call would have used it: the run stops there
+        assert result.code == 2 and "tampered with" in result.err

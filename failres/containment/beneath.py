@@ -157,19 +157,21 @@ def write_file(root: Path, relative: str | PurePath, data: bytes, *, exclusive: 
         _replace(parent, name, data, mode)
 
 
-def replace_file(root: Path, relative: str | PurePath, data: bytes, *, mode: int = 0o644) -> None:
+def replace_file(root: Path, relative: str | PurePath, data: bytes, *, mode: int = 0o644,
+                 mtime_ns: int | None = None) -> None:
     """Put `data` at `root/relative` whatever entry is there now (a link is replaced, not followed).
 
-    For putting a person's own file back over what a seat left in its place.
+    For putting a file back over what a seat left in its place; `mtime_ns` sets its
+    modification time too.
     """
     *parents, name = parts_of(relative)
     with opened_dir(root, PurePath(*parents) if parents else None) as parent:
-        _replace(parent, name, data, mode)
+        _replace(parent, name, data, mode, mtime_ns)
 
 
-def _replace(parent: int, name: str, data: bytes, mode: int) -> None:
+def _replace(parent: int, name: str, data: bytes, mode: int, mtime_ns: int | None = None) -> None:
     temporary = f".{name}.{secrets.token_hex(6)}.tmp"
-    _create_with(parent, temporary, data, mode)
+    _create_with(parent, temporary, data, mode, mtime_ns)
     try:
         os.replace(temporary, name, src_dir_fd=parent, dst_dir_fd=parent)
     except OSError:
@@ -190,11 +192,13 @@ def _refuse_planted(parent: int, name: str, shown: Path) -> None:
         raise Planted(msg)
 
 
-def _create_with(parent: int, name: str, data: bytes, mode: int) -> None:
+def _create_with(parent: int, name: str, data: bytes, mode: int, mtime_ns: int | None = None) -> None:
     fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FILE_FLAGS, mode, dir_fd=parent)
     try:
         _write_all(fd, data)
         os.fchmod(fd, mode)
+        if mtime_ns is not None:
+            os.utime(fd, ns=(mtime_ns, mtime_ns))
     finally:
         os.close(fd)
 

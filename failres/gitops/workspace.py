@@ -12,7 +12,9 @@ its own (what changed, the task's tree, putting the files back) runs against the
 person's git dir with the workspace as work tree and a *private index* that lives
 outside the workspace (`<git dir>/failres/workspaces/<slug>/<task>/index`). failres
 keeps that index's bytes in memory and writes them back before every read, so a seat
-that found it and forged its stat data changes nothing. Objects failres hashes go
+that found it and forged its stat data changes nothing. It writes them through
+`beneath`, never through a link: a seat that replaced that directory with a link to
+the person's `.git` would otherwise have failres's git write the person's index. Objects failres hashes go
 straight into the person's object database, which is where the task commit is made.
 
 `purify` puts the files back to exactly one tree: tracked files through the private
@@ -28,10 +30,11 @@ import os
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import pygit2
 
+from failres.containment import beneath
 from failres.errors import GitError
 from failres.gitops.git import run_git
 from failres.gitops.status import STATUS_ARGS, StatusReport, parse_status
@@ -117,10 +120,9 @@ class Workspace:
         path = Path(os.path.abspath(path))
         claim_workspace_path(path, git_dir, state_dir)
         path.mkdir(parents=True, exist_ok=True)
-        state_dir.mkdir(parents=True, exist_ok=True)
-        (state_dir / "path").write_text(str(path) + "\n", encoding="utf-8")
         workspace = cls(path, git_dir, state_dir, branch, base)
-        workspace.index.unlink(missing_ok=True)
+        beneath.write_file(git_dir, workspace._state("path"), (str(path) + "\n").encode())
+        beneath.remove_file(git_dir, workspace._state("index"))
         tree = str(pygit2.Repository(str(git_dir))[pygit2.Oid(hex=base)].peel(pygit2.Tree).id)
         # One checkout, through the private index, which so records every file's stat
         # data: later reads re-hash only what a seat touched.
@@ -185,11 +187,21 @@ class Workspace:
         # Its modification time is put back too: git trusts an entry's stat data only
         # when the file is older than the index ("racy git"), so an index rewritten
         # *now* would hide an edit made in the same clock tick as the checkout.
-        self.index.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.index.with_name("index.failres-tmp")
-        tmp.write_bytes(self._index_bytes)
-        os.utime(tmp, ns=(self._index_mtime_ns, self._index_mtime_ns))
-        os.replace(tmp, self.index)
+        beneath.replace_file(self.git_dir, self._state("index"), self._index_bytes, mtime_ns=self._index_mtime_ns)
+
+    def _state(self, name: str) -> PurePath:
+        """`name` in failres's state dir for this workspace, relative to the git dir, on a checked way.
+
+        The directories there are made when missing and must be no links: git is about
+        to write through them (GIT_INDEX_FILE), and a seat can reach them.
+        """
+        relative = self.state_dir.relative_to(self.git_dir)
+        try:
+            beneath.make_dirs(self.git_dir, relative / name if name == "scratch" else relative)
+        except beneath.Planted as error:
+            msg = f"failres's own state for a task workspace was tampered with: {error}"
+            raise GitError(msg, hint="a seat may have planted it; remove that path and run again") from None
+        return relative / name
 
     def status(self) -> StatusReport:
         self._restore_private_index()
@@ -246,10 +258,8 @@ class Workspace:
         """
         paths = [p for p in paths if shown_name(p) == p]
         self._restore_private_index()
-        scratch = self.state_dir / "scratch"
-        scratch.mkdir(parents=True, exist_ok=True)
-        scratch_index = scratch / "index"
-        scratch_index.write_bytes(self._index_bytes)
+        scratch_index = self.git_dir / self._state("scratch") / "index"
+        beneath.replace_file(self.git_dir, self._state("scratch") / "index", self._index_bytes)
         taken = []
         for path in paths:
             full = self.path / path
