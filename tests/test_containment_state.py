@@ -267,3 +267,15 @@ def test_a_seat_that_links_its_workspace_state_to_git_never_gets_the_persons_ind
     assert git_files(project) == before
     if plant == "the state directory":  # failres's next git call would have used it: the run stops there
         assert result.code == 2 and "tampered with" in result.err
+
+
+def test_the_hooks_log_is_never_appended_through_a_link_a_seat_left(project: Project, monkeypatch):
+    from failres.hooks.run import LOG_NAME, log_line
+
+    git_dir = project.top / ".git"
+    (git_dir / "failres" / "log").mkdir(parents=True)
+    os.symlink(git_dir / "config", git_dir / "failres" / "log" / LOG_NAME)
+    before = git_files(project)
+    monkeypatch.chdir(project.top)
+    assert log_line("[core]\n\tfsmonitor = /tmp/evil.sh") is None
+    assert git_files(project) == before
