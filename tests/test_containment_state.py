@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from failres.containment import beneath
+from failres import beneath
 from failres.containment.locks import flock_owners
 from project import FIXED, Project
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path, PurePath
 
-from failres.containment import beneath
+from failres import beneath
 from failres.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, FailresError, exit_code_for
 from failres.inert import inert
 from lessons.errors import LessonsError

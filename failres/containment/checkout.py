@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pygit2
 
-from failres.containment import beneath
+from failres import beneath
 from failres.containment.evidence import Evidence
 from failres.gitops.git import run_git
 from failres.gitops.status import parse_status

@@ -17,7 +17,7 @@ import secrets
 import time
 from pathlib import Path, PurePath
 
-from failres.containment import beneath
+from failres import beneath
 
 log = logging.getLogger("failres.tamper")
 

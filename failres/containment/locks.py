@@ -37,7 +37,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
-from failres.containment import beneath
+from failres import beneath
 from failres.errors import UsageError
 
 DISPATCH_MARKER = "FAILRES_DISPATCH"

@@ -35,7 +35,7 @@ from pathlib import Path
 import pygit2
 
 from failres.gitops.git import try_git
-from failres.containment import beneath
+from failres import beneath
 from failres.containment import checkout as checkout_guard
 from failres.containment.checkout import CheckoutState
 from failres.containment.evidence import Evidence

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from failres.containment import beneath
+from failres import beneath
 from lessons.redact import redact
 
 log = logging.getLogger("failres.logs")

@@ -27,7 +27,7 @@ from failres.processes.process import ProcessResult, run_process
 from failres.engine.state import recorded_task
 from failres.journal import read_journal
 from failres.engine.seats import seat_env, seat_values
-from failres.containment import beneath
+from failres import beneath
 from failres.containment.tamper import Guard, OwnMoves
 from failres.errors import UsageError
 from failres.gitops import head_commit

@@ -34,7 +34,7 @@ from pathlib import Path, PurePath
 
 import pygit2
 
-from failres.containment import beneath
+from failres import beneath
 from failres.errors import GitError
 from failres.gitops.git import run_git
 from failres.gitops.status import STATUS_ARGS, StatusReport, parse_status

@@ -21,7 +21,7 @@ import time
 import traceback
 from pathlib import Path
 
-from failres.containment import beneath
+from failres import beneath
 from failres.inert import inert
 from failres.landing.trailers import GREP_PATTERN, task_of_branch_name, tasks_in_message
 

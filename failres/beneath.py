@@ -21,7 +21,8 @@ walks one component at a time with `O_NOFOLLOW`; what it finds is never followed
 `Planted` is an `OSError`: a caller that only knows "writing failed" still skips
 the write, and one that can record tamper catches it first.
 
-Standard library only: the git hooks write their log through this too.
+Standard library only, and a single module at the top: the git hooks write their log
+through it, and `gitops` (below `containment`) writes its private index through it.
 """
 
 from __future__ import annotations
