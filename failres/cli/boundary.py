@@ -13,8 +13,9 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
+from pathlib import Path, PurePath
 
+from failres import beneath
 from failres.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, FailresError, exit_code_for
 from failres.inert import inert
 from lessons.errors import LessonsError
@@ -26,32 +27,34 @@ def _one_line(text: str) -> str:
     return inert(" ".join(str(text).split())) or "failed"
 
 
-def log_dir() -> Path:
-    """Where unexpected errors are logged: `<git common dir>/failres/log`, else a temp dir."""
+def log_place() -> tuple[Path, PurePath]:
+    """Where unexpected errors are logged, as (a trusted root, the log beneath it).
+
+    `<git common dir>/failres/log/failres.log`, else a temp dir's `failres-log/`. A
+    seat can plant a link at either name, so the append goes through `beneath`.
+    """
+    name = PurePath("failres.log")
     try:
         import pygit2
 
         path = pygit2.discover_repository(os.getcwd())
         if path:
-            return Path(path) / "failres" / "log"
+            return Path(path), "failres" / PurePath("log") / name
     except Exception:  # the boundary must not fail while reporting a failure
         pass
     import tempfile
 
-    return Path(tempfile.gettempdir()) / "failres-log"
+    return Path(tempfile.gettempdir()), "failres-log" / name
 
 
 def write_crash_log(exc: BaseException) -> Path | None:
     try:
-        directory = log_dir()
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / "failres.log"
+        root, relative = log_place()
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
-        with path.open("a", encoding="utf-8") as fh:
-            fh.write(f"--- {stamp} argv={sys.argv!r}\n")
-            fh.write("".join(traceback.format_exception(exc)))
-        return path
-    except OSError:
+        text = f"--- {stamp} argv={sys.argv!r}\n" + "".join(traceback.format_exception(exc))
+        beneath.append_file(root, relative, text.encode("utf-8", "replace"))
+        return root / relative
+    except (OSError, ValueError):
         return None
 
 

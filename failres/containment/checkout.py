@@ -13,7 +13,10 @@ does the undo run:
 - the index file gets its kept bytes back.
 
 Every version the seat left is copied into the evidence directory first, so nothing
-is lost if the change was the person's own, made while the seat ran.
+is lost if the change was the person's own, made while the seat ran. Each write of
+the undo goes through `beneath` from the checkout's top: a directory the seat
+replaced with a link (to the person's `.git`, say) stops that path's restore, and
+is reported, rather than receiving the restored file.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from pathlib import Path
 
 import pygit2
 
+from failres import beneath
+from failres.containment.evidence import Evidence
 from failres.gitops.git import run_git
 from failres.gitops.status import parse_status
 
@@ -122,39 +127,37 @@ def differs(before: CheckoutState, after: CheckoutState) -> bool:
 
 
 def restore(top: Path, git_dir: Path, before: CheckoutState, after: CheckoutState,
-            evidence: Path) -> tuple[list[str], list[str]]:
-    """Put the checkout back to `before`; (paths restored, paths that could not be)."""
+            evidence: Evidence) -> tuple[list[str], list[str], list[str]]:
+    """Put the checkout back to `before`; (paths restored, paths that could not be, evidence not kept)."""
     restored, failed = [], []
     changed = changed_paths(before, after)
-    for path in changed:
-        _keep_evidence(top / path, evidence / "checkout" / path)
+    unkept = [problem for path in changed if (problem := evidence.keep(top / path, Path("checkout", path)))]
     if before.index is not None and after.index_print != before.index_print:
-        _write(git_dir / "index", before.index)
+        beneath.replace_file(git_dir, "index", before.index)
     tracked = _index_entries(before.index)
     repo = pygit2.Repository(str(git_dir))
     for path in changed:
-        target = top / path
         try:
             if path in before.kept:
                 data = before.kept[path]
                 if data is None and before.prints.get(path) is not None:
                     failed.append(path)
                     continue
-                _remove(target)
+                _remove(top, path)
                 if data is not None:
-                    _write(target, data)
+                    _write(top, path, data)
             elif path in tracked:
                 mode, oid = tracked[path]
                 blob = repo[oid].data
-                _remove(target)
-                _write(target, b"symlink:" + blob if mode == pygit2.GIT_FILEMODE_LINK else blob,
+                _remove(top, path)
+                _write(top, path, b"symlink:" + blob if mode == pygit2.GIT_FILEMODE_LINK else blob,
                        executable=mode == pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
             else:
-                _remove(target)  # it was not there before: planted
+                _remove(top, path)  # it was not there before: planted
             restored.append(path)
-        except OSError:
+        except (OSError, ValueError):
             failed.append(path)
-    return restored, failed
+    return restored, failed, unkept
 
 
 def _index_entries(index_bytes: bytes | None) -> dict[str, tuple[int, pygit2.Oid]]:
@@ -171,30 +174,22 @@ def _index_entries(index_bytes: bytes | None) -> dict[str, tuple[int, pygit2.Oid
         return {entry.path: (entry.mode, entry.id) for entry in index}  # type: ignore[misc]
 
 
-def _write(path: Path, data: bytes, *, executable: bool = False) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _write(top: Path, path: str, data: bytes, *, executable: bool = False) -> None:
     if data.startswith(b"symlink:"):
-        os.symlink(data.removeprefix(b"symlink:"), path)
+        beneath.make_symlink(top, path, data.removeprefix(b"symlink:"))
         return
-    tmp = path.with_name(f".{path.name}.failres-restore")
-    tmp.write_bytes(data)
-    os.chmod(tmp, 0o755 if executable else 0o644)
-    os.replace(tmp, path)
+    beneath.replace_file(top, path, data, mode=0o755 if executable else 0o644)
 
 
-def _remove(path: Path) -> None:
+def _remove(top: Path, path: str) -> None:
+    """Remove what is at `path`, but only when no directory on the way there is a link."""
     from failres.gitops.workspace import remove_tree
 
-    remove_tree(path)
-
-
-def _keep_evidence(path: Path, target: Path) -> None:
-    try:
-        if path.is_symlink():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(os.readlink(path), encoding="utf-8", errors="surrogateescape")
-        elif path.is_file():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(path.read_bytes())
-    except OSError:
-        pass
+    parent = Path(path).parent
+    if parent != Path("."):
+        try:
+            with beneath.opened_dir(top, parent, create=False):
+                pass
+        except FileNotFoundError:
+            return  # its directory is gone: so is it
+    remove_tree(top / path)

@@ -14,6 +14,15 @@ seat process group is running, so that:
   it left (the supervisor normally takes it down with its parent; this is the second
   line), recognising the seat's processes by the dispatch marker in their environment
   so that a re-used process id is never signalled.
+- a seat, running as the same user, may replace the lock file by absolute path (a
+  copy with a new inode): the flock stays on the old inode, and every other process
+  would then find the task unlocked. So the holder records its lock's inode in the
+  file, and a prober that finds the file unlocked still counts the run as live when
+  the recorded process holds an flock on that inode (`/proc/locks`); the holder
+  itself checks, each time it polls for a cancel request, that the name still
+  names its inode, and puts its own lock file back when not, reporting the swap as
+  tamper. A lock file that is a link, or has a second name, is never trusted to
+  show that no run is live.
 """
 
 from __future__ import annotations
@@ -22,11 +31,13 @@ import errno
 import fcntl
 import json
 import os
+import secrets
 import signal
 import time
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 
+from failres import beneath
 from failres.errors import UsageError
 
 DISPATCH_MARKER = "FAILRES_DISPATCH"
@@ -44,48 +55,68 @@ class Holder:
     started: str
     seat: int | None  # the running seat's process (and group) id, while one runs
     marker: str  # the dispatch marker in that seat's environment
+    inode: int | None = None  # the inode the holder's flock is on
+
+
+def lock_relative(slug: str, task: str) -> PurePath:
+    return PurePath("failres", "locks", slug, f"{task}.lock")
 
 
 def lock_path(git_dir: Path, slug: str, task: str) -> Path:
-    return git_dir / "failres" / "locks" / slug / f"{task}.lock"
+    return git_dir / lock_relative(slug, task)
 
 
-def cancel_path(lock: Path) -> Path:
+def _cancel_relative(lock: PurePath) -> PurePath:
     return lock.with_name(lock.name + ".cancel")
 
 
 class TaskLock:
     """The lock of one task, held from `acquire` to `release`."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, git_dir: Path, slug: str, task: str) -> None:
+        self.git_dir = git_dir
+        self.slug = slug
+        self.task = task
+        self.relative = lock_relative(slug, task)
+        self.path = git_dir / self.relative
         self.fd: int | None = None
         self.info: dict[str, object] = {}
+        self.problems: list[str] = []  # swaps of the lock file seen while held, for the tamper report
 
-    def acquire(self, slug: str, task: str) -> Holder | None:
+    def acquire(self) -> Holder | None:
         """Take the lock; AlreadyRunning when a live process holds it.
 
         Returns what the previous holder recorded when it was left behind by a run that
         died (its seat may still need stopping), else None.
         """
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = beneath.open_file(self.git_dir, self.relative, os.O_RDWR | os.O_CREAT)
+        except beneath.Planted as error:
+            msg = f"{self.slug}/{self.task}'s lock file is not one failres made ({error})"
+            raise AlreadyRunning(msg, hint="a seat may have planted it; remove it once no run of the task is "
+                                 "live") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as error:
             os.close(fd)
             if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise
-            holder = read_holder(self.path)
-            pid = f", pid {holder.pid}" if holder and holder.pid else ""
-            msg = f"{slug}/{task} is already running{pid}"
-            raise AlreadyRunning(msg, hint=f"wait for it, or stop it with `git failres cancel {slug} {task}`") from None
-        self.fd = fd
+            self._refuse(_read_holder(self.git_dir, self.relative))
         left = _parse(os.pread(fd, 65536, 0))
-        cancel_path(self.path).unlink(missing_ok=True)  # a request for a run that is gone
-        self.info = {"pid": os.getpid(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        if left is not None and _holds_elsewhere(left):
+            os.close(fd)  # the live run's lock file was replaced under it: it is still live
+            self._refuse(left)
+        self.fd = fd
+        beneath.remove_file(self.git_dir, _cancel_relative(self.relative))  # a request for a run that is gone
+        self.info = {"pid": os.getpid(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                     "inode": os.fstat(fd).st_ino}
         self._write()
         return left if left is not None and left.pid is not None else None
+
+    def _refuse(self, holder: Holder | None) -> None:
+        pid = f", pid {holder.pid}" if holder and holder.pid else ""
+        msg = f"{self.slug}/{self.task} is already running{pid}"
+        raise AlreadyRunning(msg, hint=f"wait for it, or stop it with `git failres cancel {self.slug} {self.task}`")
 
     def record_seat(self, seat: int | None, marker: str = "") -> None:
         self.info["seat"] = seat
@@ -95,9 +126,61 @@ class TaskLock:
     def cancel_requested(self) -> str | None:
         """The reason of a pending cancel request, or None."""
         try:
-            return cancel_path(self.path).read_text(encoding="utf-8").strip() or "cancel"
+            fd = beneath.open_file(self.git_dir, _cancel_relative(self.relative), os.O_RDONLY)
+        except beneath.Planted:
+            return "cancel"  # something is there, whatever it is: a request
         except OSError:
             return None
+        try:
+            return os.read(fd, 4096).decode("utf-8", "replace").strip() or "cancel"
+        finally:
+            os.close(fd)
+
+    def keep_held(self) -> None:
+        """Put this run's lock file back when its name no longer names the inode held (a seat replaced it)."""
+        if self.fd is None or self._still_named():
+            return
+        shown = f"$GIT_DIR/{self.relative}"
+        try:
+            taken = self._put_back()
+        except OSError as error:
+            self.problems.append(f"{shown} was replaced and could not be put back: {error}")
+            return
+        if taken:
+            self.problems.append(f"{shown} was replaced, and another run has taken the task meanwhile")
+        else:
+            self.problems.append(f"{shown} was replaced: put back")
+
+    def take_problems(self) -> list[str]:
+        taken, self.problems = self.problems, []
+        return taken
+
+    def _still_named(self) -> bool:
+        held = os.fstat(self.fd) if self.fd is not None else None
+        try:
+            with beneath.opened_dir(self.git_dir, self.relative.parent, create=False) as parent:
+                now = os.stat(self.relative.name, dir_fd=parent, follow_symlinks=False)
+        except OSError:
+            return False
+        return held is not None and (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino)
+
+    def _put_back(self) -> bool:
+        """A fresh lock file, locked before it gets the name; True when another run holds the name now."""
+        fresh = self.relative.with_name(f".{self.relative.name}.{secrets.token_hex(6)}")
+        fd = beneath.open_file(self.git_dir, fresh, os.O_RDWR | os.O_CREAT | os.O_EXCL)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # new: nobody else can hold it
+        with beneath.opened_dir(self.git_dir, self.relative.parent) as parent:
+            if _flocked(parent, self.relative.name):
+                os.close(fd)
+                os.unlink(fresh.name, dir_fd=parent)
+                return True
+            old, self.fd = self.fd, fd
+            self.info["inode"] = os.fstat(fd).st_ino
+            self._write()
+            os.replace(fresh.name, self.relative.name, src_dir_fd=parent, dst_dir_fd=parent)
+        if old is not None:
+            os.close(old)
+        return False
 
     def release(self) -> None:
         if self.fd is None:
@@ -108,7 +191,10 @@ class TaskLock:
             pass
         os.close(self.fd)  # closing releases the flock
         self.fd = None
-        cancel_path(self.path).unlink(missing_ok=True)
+        try:
+            beneath.remove_file(self.git_dir, _cancel_relative(self.relative))
+        except OSError:
+            pass
 
     def _write(self) -> None:
         if self.fd is None:
@@ -118,29 +204,10 @@ class TaskLock:
         os.pwrite(self.fd, data, 0)
 
 
-def _parse(raw: bytes) -> Holder | None:
+def _flocked(parent: int, name: str) -> bool:
+    """Whether some process holds an flock on the regular file `name` in the directory `parent`."""
     try:
-        data = json.loads(raw.decode("utf-8") or "null")
-    except (UnicodeDecodeError, ValueError):
-        return None
-    if not isinstance(data, dict):
-        return None
-    pid, seat = data.get("pid"), data.get("seat")
-    return Holder(pid=pid if isinstance(pid, int) else None, started=str(data.get("started", "")),
-                  seat=seat if isinstance(seat, int) else None, marker=str(data.get("marker", "")))
-
-
-def read_holder(path: Path) -> Holder | None:
-    try:
-        return _parse(path.read_bytes())
-    except OSError:
-        return None
-
-
-def is_held(path: Path) -> bool:
-    """Whether a live process holds the lock at `path` (probing never takes it for long)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=parent)
     except OSError:
         return False
     try:
@@ -152,20 +219,96 @@ def is_held(path: Path) -> bool:
     return False
 
 
+def _parse(raw: bytes) -> Holder | None:
+    try:
+        data = json.loads(raw.decode("utf-8") or "null")
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    pid, seat, inode = data.get("pid"), data.get("seat"), data.get("inode")
+    return Holder(pid=pid if isinstance(pid, int) else None, started=str(data.get("started", "")),
+                  seat=seat if isinstance(seat, int) else None, marker=str(data.get("marker", "")),
+                  inode=inode if isinstance(inode, int) else None)
+
+
+def _read_holder(git_dir: Path, relative: PurePath) -> Holder | None:
+    try:
+        fd = beneath.open_file(git_dir, relative, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return _parse(os.pread(fd, 65536, 0))
+    finally:
+        os.close(fd)
+
+
+def _holds_elsewhere(holder: Holder) -> bool:
+    """Whether the process a lock file names still holds an flock on the inode it names.
+
+    True only when the file was replaced under a live holder: otherwise that flock
+    would be on this very file, and taking it would have failed.
+    """
+    if holder.pid is None or holder.inode is None or holder.pid == os.getpid():
+        return False
+    try:
+        text = Path("/proc/locks").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return False
+    return (holder.pid, holder.inode) in flock_owners(text)
+
+
+def flock_owners(proc_locks: str) -> set[tuple[int, int]]:
+    """(pid, inode) of every flock held in a `/proc/locks` text (pure).
+
+    Matched by inode number alone: the device `/proc/locks` names is the superblock's,
+    which on an overlay differs from what `stat` reports. Waiting requests (`->`) hold nothing.
+    """
+    owners = set()
+    for line in proc_locks.splitlines():
+        fields = line.split()
+        if len(fields) < 6 or fields[1] != "FLOCK":
+            continue
+        try:
+            owners.add((int(fields[4]), int(fields[5].rsplit(":", 1)[-1])))
+        except ValueError:
+            continue
+    return owners
+
+
+def is_held(git_dir: Path, relative: PurePath) -> bool:
+    """Whether a live process holds the lock at `relative` (probing never takes it for long)."""
+    try:
+        fd = beneath.open_file(git_dir, relative, os.O_RDONLY)
+    except beneath.Planted:
+        return True  # not a file failres made: nothing shows that no run is live
+    except OSError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        holder = _parse(os.pread(fd, 65536, 0))
+        return holder is not None and _holds_elsewhere(holder)
+    finally:
+        os.close(fd)
+
+
 def live_holder(git_dir: Path, slug: str, task: str) -> Holder | None:
     """The run holding this task's lock right now, or None when no live process does."""
-    path = lock_path(git_dir, slug, task)
-    if not is_held(path):
+    relative = lock_relative(slug, task)
+    if not is_held(git_dir, relative):
         return None
-    return read_holder(path) or Holder(None, "", None, "")
+    return _read_holder(git_dir, relative) or Holder(None, "", None, "")
 
 
 def lost_holder(git_dir: Path, slug: str, task: str) -> Holder | None:
     """What a dead run left in this task's lock file, or None (no file, or a live holder)."""
-    path = lock_path(git_dir, slug, task)
-    if not path.exists() or is_held(path):
+    relative = lock_relative(slug, task)
+    if is_held(git_dir, relative):
         return None
-    holder = read_holder(path)
+    holder = _read_holder(git_dir, relative)
     return holder if holder is not None and holder.pid is not None else None
 
 
@@ -202,22 +345,25 @@ def _all_pids() -> list[int]:
 
 def request_cancel(git_dir: Path, slug: str, task: str, reason: str = "cancel") -> Holder | None:
     """Ask the live run of a task to stop; returns its holder, or None when it is not running."""
-    path = lock_path(git_dir, slug, task)
     holder = live_holder(git_dir, slug, task)
     if holder is None:
         return None
-    cancel_path(path).write_text(reason + "\n", encoding="utf-8")
+    try:
+        beneath.write_file(git_dir, _cancel_relative(lock_relative(slug, task)), (reason + "\n").encode())
+    except OSError as error:
+        msg = f"cannot ask {slug}/{task} to stop: {error}"
+        raise UsageError(msg, hint="a seat may have planted that file; remove it and cancel again") from None
     return holder
 
 
 def wait_released(git_dir: Path, slug: str, task: str, seconds: float) -> bool:
     give_up = time.monotonic() + seconds
-    path = lock_path(git_dir, slug, task)
+    relative = lock_relative(slug, task)
     while time.monotonic() < give_up:
-        if not is_held(path):
+        if not is_held(git_dir, relative):
             return True
         time.sleep(0.1)
-    return not is_held(path)
+    return not is_held(git_dir, relative)
 
 
 def locked_tasks(git_dir: Path, slug: str) -> list[str]:
@@ -227,4 +373,4 @@ def locked_tasks(git_dir: Path, slug: str) -> list[str]:
         names = os.listdir(directory)
     except OSError:
         return []
-    return sorted(name.removesuffix(".lock") for name in names if name.endswith(".lock"))
+    return sorted(name.removesuffix(".lock") for name in names if name.endswith(".lock") and not name.startswith("."))

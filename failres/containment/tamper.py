@@ -17,8 +17,8 @@ Before every dispatch failres records what a seat must never change:
 After the dispatch, with every process of the seat gone, it compares. Anything that
 changed is put back — refs by compare-and-swap, files byte for byte, planted files
 removed, the checkout's changed paths restored — and every version the seat left is
-kept under `<git dir>/failres/tamper/`, so nothing is lost if the change was, after all, the
-person's own work done while the seat ran. The caller quarantines the task as
+kept under `<git dir>/failres/tamper/` (see `evidence`), so nothing is lost if the change
+was, after all, the person's own work done while the seat ran. The caller quarantines the task as
 `seat-tamper` and journals exactly what was changed and undone.
 
 Changes failres makes itself meanwhile (other tasks of a `--jobs` run) are not
@@ -29,8 +29,8 @@ in `OwnMoves` as they happen.
 from __future__ import annotations
 
 import os
+import stat
 import threading
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,8 +38,10 @@ from pathlib import Path
 import pygit2
 
 from failres.gitops.git import try_git
+from failres import beneath
 from failres.containment import checkout as checkout_guard
 from failres.containment.checkout import CheckoutState
+from failres.containment.evidence import Evidence
 
 # Directories of the git dir whose files git reads as the repository's state, guarded
 # whole: excludes, alternates and the commit-graph, an operation in progress, linked
@@ -194,7 +196,7 @@ class Guard:
     def undo(self, before: RepoState, *, slug: str, task: str) -> Tamper:
         """Compare with `before`, put back every difference, and say what it was."""
         tamper = Tamper()
-        evidence = self.git_dir / "failres" / "tamper" / f"{slug}-{task}-{time.strftime('%Y%m%dT%H%M%S')}"
+        evidence = Evidence(self.git_dir, slug, task)
         # Files first: git reads the config and hooks that the rest of the undo runs with.
         self._undo_files(before, tamper, evidence)
         for planted in self.planted_dirs(before):
@@ -204,7 +206,7 @@ class Guard:
         self._undo_checkout(before, tamper, evidence)
         return tamper
 
-    def _undo_files(self, before: RepoState, tamper: Tamper, evidence: Path) -> None:
+    def _undo_files(self, before: RepoState, tamper: Tamper, evidence: Evidence) -> None:
         now_files, now_sizes = self._guarded_files()
         for name in sorted(set(before.files) | set(now_files)):
             old, new = before.files.get(name, _ABSENT), now_files.get(name, _ABSENT)
@@ -216,11 +218,14 @@ class Guard:
                 continue
             path = Path(name)
             if new is not _ABSENT:
-                _keep_evidence(path, evidence, self.git_dir)
+                problem = evidence.keep(path, _evidence_name(path, self.git_dir))
+                if problem is not None:
+                    tamper.what.append(problem)
             try:
                 if old is _ABSENT:
                     _remove(path)
-                    tamper.what.append(f"{self._shown(name)} was planted: removed (kept in {self._shown(evidence)})")
+                    tamper.what.append(f"{self._shown(name)} was planted: removed (kept in "
+                                       f"{self._shown(evidence.path)})")
                 else:
                     _write_back(path, old)
                     verb = "deleted" if new is _ABSENT else "changed"
@@ -305,17 +310,18 @@ class Guard:
             return lines[-1] if lines else f"exit {completed.returncode}"
         return None
 
-    def _undo_checkout(self, before: RepoState, tamper: Tamper, evidence: Path) -> None:
+    def _undo_checkout(self, before: RepoState, tamper: Tamper, evidence: Evidence) -> None:
         if before.checkout is None:
             return
         after = self._checkout()
         if after is None or not checkout_guard.differs(before.checkout, after):
             return
-        restored, failed = checkout_guard.restore(self.top, self.git_dir, before.checkout, after, evidence)
+        restored, failed, unkept = checkout_guard.restore(self.top, self.git_dir, before.checkout, after, evidence)
+        tamper.what += unkept
         if restored:
             shown = ", ".join(restored[:10]) + (f" and {len(restored) - 10} more" if len(restored) > 10 else "")
             tamper.what.append(f"the checkout changed at {shown}: restored (the seat's versions are kept in "
-                               f"{self._shown(evidence / 'checkout')})")
+                               f"{self._shown(evidence.path / 'checkout')})")
         if failed:
             tamper.what.append(f"the checkout changed at {', '.join(failed[:10])}: could not be restored")
         if before.checkout.index_print != after.index_print:
@@ -364,19 +370,23 @@ def _global_config_files() -> list[Path]:
 
 
 def _write_back(path: Path, data: bytes) -> None:
+    """Put the kept bytes (or link) back at `path`, replacing whatever entry the seat left there.
+
+    Through a fresh, randomly named file renamed into place: a fixed temporary name
+    beside the person's config is one a seat could plant as a link to elsewhere.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.is_symlink():
-        path.unlink()
-    if data.startswith(b"symlink:") and not path.exists():
+    if data.startswith(b"symlink:"):
+        if path.is_symlink() or path.is_file():
+            path.unlink()
         os.symlink(data.removeprefix(b"symlink:"), path)
         return
-    tmp = path.with_name(f".{path.name}.failres-restore")
-    tmp.write_bytes(data)
     try:
-        os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+        info = path.lstat()
+        mode = info.st_mode & 0o7777 if stat.S_ISREG(info.st_mode) else 0o644
     except OSError:
-        pass
-    os.replace(tmp, path)
+        mode = 0o644
+    beneath.replace_file(path.parent, path.name, data, mode=mode)
 
 
 def _remove(path: Path) -> None:
@@ -385,18 +395,9 @@ def _remove(path: Path) -> None:
     remove_tree(path)
 
 
-def _keep_evidence(path: Path, evidence: Path, git_dir: Path) -> None:
-    """Copy what the seat left at `path` under `evidence`, keeping its relative location."""
+def _evidence_name(path: Path, git_dir: Path) -> Path:
+    """Where a guarded file's seat version goes inside the evidence: its place in the git dir."""
     try:
-        relative = path.relative_to(git_dir)
+        return path.relative_to(git_dir)
     except ValueError:
-        relative = Path("outside") / str(path).lstrip(os.sep)
-    target = evidence / relative
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if path.is_symlink():
-            target.write_text(os.readlink(path), encoding="utf-8", errors="surrogateescape")
-        elif path.is_file():
-            target.write_bytes(path.read_bytes())
-    except OSError:
-        pass
+        return Path("outside") / str(path).lstrip(os.sep)

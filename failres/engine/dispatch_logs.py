@@ -15,18 +15,30 @@ did), under `<git dir>/failres/logs/<slug>/<task>/<run>/<n>/`:
 Logs are local (they live in the git dir, not in the store): they can be large and
 they are for the person at this machine. Secrets are redacted before anything is
 written, as for every record.
+
+A seat can reach this directory by absolute path, and `seat.log` is written after it
+ends: a link it leaves at that name (to the person's `.git/config`) would carry its
+output there. Every write goes through `beneath` from the git dir, so a planted name
+is refused, never followed; what was refused is kept in `problems`, for the dispatch
+to report as tamper.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
 import shutil
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
+from failres import beneath
 from lessons.redact import redact
+
+log = logging.getLogger("failres.logs")
 
 # An agent's transcript can be long; what is kept of one file is bounded too.
 MAX_TRANSCRIPT_BYTES = 8 * 1024 * 1024
@@ -46,11 +58,24 @@ def run_id(started_ts: str, event_id: str) -> str:
 class DispatchLog:
     """The log directory of one dispatch, written as the dispatch goes."""
 
+    git_dir: Path
     directory: Path
+    problems: list[str] = field(default_factory=list)  # names found planted: nothing was written there
 
     @property
     def live(self) -> Path:
         return self.directory / "live.log"
+
+    def open_live(self) -> BinaryIO | None:
+        """`live.log`, new and empty, for the seat's output as it arrives; None when it cannot be made."""
+        try:
+            beneath.remove_file(self.git_dir, self._relative("live.log"))
+            fd = beneath.open_file(self.git_dir, self._relative("live.log"),
+                                   os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        except OSError as error:
+            self._refused("live.log", error)
+            return None
+        return os.fdopen(fd, "wb")
 
     def prompt(self, text: str) -> None:
         self._write("prompt.md", redact(text))
@@ -58,7 +83,10 @@ class DispatchLog:
     def seat(self, output: str, meta: dict) -> None:
         self._write("seat.log", redact(output))
         self._write("seat.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
-        self.live.unlink(missing_ok=True)
+        try:
+            beneath.remove_file(self.git_dir, self._relative("live.log"))
+        except OSError as error:
+            self._refused("live.log", error)
 
     def gate(self, output: str, meta: dict) -> None:
         self._write("gate.log", redact(output))
@@ -72,31 +100,45 @@ class DispatchLog:
         """
         kept = []
         for index, source in enumerate(sources, start=1):
-            if source.is_symlink():
-                continue  # a seat's link to some other file of the person's is not its transcript
             try:
-                data = source.read_bytes()[:MAX_TRANSCRIPT_BYTES]
+                # Never through a link: the seat's link to some other file of the person's is not its transcript.
+                data = beneath.read_regular(source, MAX_TRANSCRIPT_BYTES)
             except OSError:
                 continue
             suffix = ".jsonl" if source.suffix == ".jsonl" else ".md"
             name = f"transcript{suffix}" if index == 1 else f"transcript-{index}{suffix}"
-            self._write(name, redact(data.decode("utf-8", "replace")))
-            kept.append(self.directory / name)
+            if self._write(name, redact(data.decode("utf-8", "replace"))):
+                kept.append(self.directory / name)
         return kept
 
-    def _write(self, name: str, text: str) -> None:
+    def take_problems(self) -> list[str]:
+        taken, self.problems = self.problems, []
+        return taken
+
+    def _relative(self, name: str) -> Path:
+        return self.directory.relative_to(self.git_dir) / name
+
+    def _write(self, name: str, text: str) -> bool:
         # Logs help a person; failing to write one must never cost the run.
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            (self.directory / name).write_text(text, encoding="utf-8")
-        except OSError:
-            pass
+            beneath.write_file(self.git_dir, self._relative(name), text.encode("utf-8", "surrogateescape"))
+        except OSError as error:
+            self._refused(name, error)
+            return False
+        return True
+
+    def _refused(self, name: str, error: OSError) -> None:
+        if isinstance(error, beneath.Planted):
+            log.warning("failres: %s: the dispatch log %s was not written", error, name)
+            shown = str(error).replace(str(self.git_dir), "$GIT_DIR")
+            self.problems.append(f"{shown}: the dispatch log {name} was not written there")
 
 
 class RunLogs:
     """The log directories of one task run, numbered in dispatch order."""
 
     def __init__(self, git_dir: Path, slug: str, task: str, run: str) -> None:
+        self.git_dir = git_dir
         self.directory = logs_root(git_dir) / slug / task / run
         self.count = 0
 
@@ -105,7 +147,7 @@ class RunLogs:
         return self.current()
 
     def current(self) -> DispatchLog:
-        return DispatchLog(self.directory / str(self.count))
+        return DispatchLog(self.git_dir, self.directory / str(self.count))
 
 
 # ── reading, for `git failres logs` ──────────────────────────────────────

@@ -96,12 +96,14 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
 
     found = run_seat(config=run.config, seat=seat, binding_name=binding, cwd=workspace.path, prompt=prompt,
                      values=run.values(mode, attempt, prompt_file, dispatch_dir), marker=marker,
-                     cancelled=run.cancelled, on_start=started, live=log.live)
-    if run.lock is not None:
-        run.lock.record_seat(None)
+                     cancelled=run.cancelled, on_start=started, live=log.open_live())
     # Before anything else runs git: undo what the seat did outside its workspace, and
     # make sure the workspace is still the directory failres made before reading it.
     tamper = guard.undo(before, slug=run.slug, task=run.task.id)
+    if run.lock is not None:
+        run.lock.keep_held()  # a lock file swapped by the seat would let a second run in
+        tamper.what += run.lock.take_problems()
+        run.lock.record_seat(None)
     swapped = workspace.replaced()
     result = found.result
     log.seat(result.text, {"seat": seat, "binding": binding, "mode": mode, "attempt": attempt,
@@ -109,6 +111,8 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
                            "durationMs": int(result.duration * 1000), "outputBytes": result.total_bytes,
                            "argv": list(result.argv)})
     transcripts = log.keep_transcripts(found.transcripts)
+    # A log name the seat planted (a link to the person's config) was refused: that is tamper too.
+    tamper.what += log.take_problems()
     run.journal("seat-finished", seat=seat, binding=binding, exitCode=result.exit_code, timedOut=result.timed_out,
                 durationMs=int(result.duration * 1000), outputBytes=result.total_bytes,
                 transcripts=[p.name for p in transcripts])

@@ -11,9 +11,10 @@ person decides (`git failres decide ID --accept-proposal`). Only with
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import pygit2
 
@@ -26,6 +27,7 @@ from failres.processes.process import ProcessResult, run_process
 from failres.engine.state import recorded_task
 from failres.journal import read_journal
 from failres.engine.seats import seat_env, seat_values
+from failres import beneath
 from failres.containment.tamper import Guard, OwnMoves
 from failres.errors import UsageError
 from failres.gitops import head_commit
@@ -35,6 +37,8 @@ from failres.decisions.resolver_prompt import parse_scope_reply, render_resolver
 from lessons.records import now_ts, read_record, resolve_id
 from lessons.retrieval import relevant_lessons
 from lessons.store import Store
+
+logger = logging.getLogger("failres.resolver")
 
 SCOPE_CLASS = "fixer-scope-violation"
 
@@ -127,12 +131,13 @@ def _run_resolver(top: Path, git_dir: Path, config: Config, binding_name: str, d
 
 
 def _log_reply(git_dir: Path, decision_id: str, binding: str, reply: str) -> Path | None:
+    # Through `beneath`: a seat can plant a link at this log's name, to the person's config.
+    relative = PurePath("failres", "log", "resolver.log")
+    entry = f"--- {now_ts()} decision={decision_id} binding={binding} pid={os.getpid()}\n{reply}\n"
     try:
-        directory = git_dir / "failres" / "log"
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / "resolver.log"
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(f"--- {now_ts()} decision={decision_id} binding={binding} pid={os.getpid()}\n{reply}\n")
-        return path
-    except OSError:
+        beneath.append_file(git_dir, relative, entry.encode("utf-8", "replace"))
+    except OSError as error:
+        if isinstance(error, beneath.Planted):
+            logger.warning("failres: the resolver's reply was not logged: %s", error)
         return None
+    return git_dir / relative

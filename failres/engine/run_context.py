@@ -77,8 +77,11 @@ class RunContext:
     def stop_reason(self) -> str | None:
         if self.engine.stop.is_set():
             return "signal"
-        if self.lock is not None and self.lock.cancel_requested():
-            return "cancel"
+        if self.lock is not None:
+            # Polled while seats and gates run: the moment to notice a lock file swapped under us.
+            self.lock.keep_held()
+            if self.lock.cancel_requested():
+                return "cancel"
         return None
 
     def cancelled(self) -> bool:

@@ -23,7 +23,7 @@ import pygit2
 from failres.engine import state
 from failres.processes import reaper
 from failres.containment.interrupts import Interrupted
-from failres.containment.locks import TaskLock, lock_path, stop_lost_seat
+from failres.containment.locks import TaskLock, stop_lost_seat
 from failres.engine.loop import TaskRun
 from failres.engine.runtime import Engine, TaskOutcome
 from failres.errors import UsageError
@@ -118,8 +118,8 @@ def take_locks(git_dir: Path, slug: str, task_ids: Sequence[str]) -> list[tuple[
     taken: list[tuple[TaskLock, object]] = []
     try:
         for task_id in task_ids:
-            lock = TaskLock(lock_path(git_dir, slug, task_id))
-            left = lock.acquire(slug, task_id)
+            lock = TaskLock(git_dir, slug, task_id)
+            left = lock.acquire()
             taken.append((lock, left))
     except BaseException:
         for lock, _ in taken:

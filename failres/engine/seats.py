@@ -12,6 +12,7 @@ import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from failres.config.model import BindingConfig, Config
 from failres.containment.locks import DISPATCH_MARKER
@@ -73,11 +74,12 @@ def seat_values(values: Mapping[str, str]) -> dict[str, str]:
 
 def run_seat(*, config: Config, seat: str, binding_name: str, cwd: Path, prompt: str, values: Mapping[str, str],
              marker: str, cancelled: Callable[[], bool] | None, on_start: Callable[[int], None] | None,
-             live: Path | None) -> SeatRun:
+             live: BinaryIO | None) -> SeatRun:
     """Run the seat once in its workspace; read only its own words for scope requests.
 
     An agent whose recipe moves its config dir into `{dispatch_dir}` gets the person's
     login and settings linked in first, and a login it refreshed carried back after.
+    `live`, when given, receives the output as it arrives and is closed at the end.
     """
     from failres.agents.homes import carry_back_logins, find_transcripts, prepare_agent_homes, transcript_places
 
@@ -86,7 +88,6 @@ def run_seat(*, config: Config, seat: str, binding_name: str, cwd: Path, prompt:
     argv = render_command(binding.command, own_values)
     env = seat_env(own_values, binding.env, marker=marker)
     links = prepare_agent_homes(env, os.environ, Path.home())
-    live_file = live.open("wb") if live is not None else None
     try:
         result = run_process(
             argv,
@@ -98,12 +99,12 @@ def run_seat(*, config: Config, seat: str, binding_name: str, cwd: Path, prompt:
             tail_bytes=config.output.tail_bytes,
             cancelled=cancelled,
             on_start=on_start,
-            live=live_file,
+            live=live,
             live_limit=LIVE_OUTPUT_LIMIT,
         )
     finally:
-        if live_file is not None:
-            live_file.close()
+        if live is not None:
+            live.close()
         carry_back_logins(links)
     transcripts = tuple(path for _, path in find_transcripts(transcript_places(argv, env)))
     return SeatRun(seat, binding_name, result, own_requests(result.text, prompt), transcripts)

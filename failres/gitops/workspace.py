@@ -12,7 +12,9 @@ its own (what changed, the task's tree, putting the files back) runs against the
 person's git dir with the workspace as work tree and a *private index* that lives
 outside the workspace (`<git dir>/failres/workspaces/<slug>/<task>/index`). failres
 keeps that index's bytes in memory and writes them back before every read, so a seat
-that found it and forged its stat data changes nothing. Objects failres hashes go
+that found it and forged its stat data changes nothing. It writes them through
+`beneath`, never through a link: a seat that replaced that directory with a link to
+the person's `.git` would otherwise have failres's git write the person's index. Objects failres hashes go
 straight into the person's object database, which is where the task commit is made.
 
 `purify` puts the files back to exactly one tree: tracked files through the private
@@ -28,10 +30,11 @@ import os
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import pygit2
 
+from failres import beneath
 from failres.errors import GitError
 from failres.gitops.git import run_git
 from failres.gitops.status import STATUS_ARGS, StatusReport, parse_status
@@ -44,6 +47,7 @@ from failres.gitops.workspace_files import (
     remove_nested_git_dirs,
     remove_tree,
     restore_permissions,
+    seat_config,
     unlink_inside,
 )
 
@@ -62,9 +66,6 @@ _TRUSTED_READ = (
     "core.trustctime=true",
     "core.checkStat=default",
 )
-# What of the person's local configuration the seat's own git should agree on, so
-# that `git status` in the workspace shows the same files as changed as failres sees.
-_SEAT_CONFIG_KEYS = ("core.autocrlf", "core.eol", "core.symlinks", "core.ignorecase", "core.precomposeunicode")
 REGISTRY = "failres/workspaces"
 
 
@@ -134,11 +135,10 @@ class Workspace:
         path = Path(os.path.abspath(path))
         claim_workspace_path(path, git_dir, state_dir)
         path.mkdir(parents=True, exist_ok=True)
-        state_dir.mkdir(parents=True, exist_ok=True)
-        (state_dir / "path").write_text(str(path) + "\n", encoding="utf-8")
         workspace = cls(path, git_dir, state_dir, branch, base)
         workspace._identity = identity(path)
-        workspace.index.unlink(missing_ok=True)
+        beneath.write_file(git_dir, workspace._state("path"), (str(path) + "\n").encode())
+        beneath.remove_file(git_dir, workspace._state("index"))
         tree = str(pygit2.Repository(str(git_dir))[pygit2.Oid(hex=base)].peel(pygit2.Tree).id)
         # One checkout, through the private index, which so records every file's stat
         # data: later reads re-hash only what a seat touched.
@@ -148,7 +148,7 @@ class Workspace:
         workspace._remember_private_index()
         workspace._base_index_bytes = workspace._index_bytes
         workspace._base_index_mtime_ns = workspace._index_mtime_ns
-        workspace._seat_config = _seat_config(git_dir)
+        workspace._seat_config = seat_config(git_dir)
         workspace.reset_seat_git()
         workspace.pristine = True
         return workspace
@@ -215,7 +215,7 @@ class Workspace:
         ref_file.write_text(self.base + "\n", encoding="utf-8")
         (dot_git / "objects" / "info" / "alternates").write_text(str(self.git_dir / "objects") + "\n",
                                                                   encoding="utf-8")
-        (dot_git / "config").write_text(self._seat_config or _seat_config(self.git_dir), encoding="utf-8")
+        (dot_git / "config").write_text(self._seat_config or seat_config(self.git_dir), encoding="utf-8")
         (dot_git / "description").write_text("a failres task workspace\n", encoding="utf-8")
         (dot_git / "index").write_bytes(self._base_index_bytes)
         # The start's own time, so the seat's git does not trust stale stat data either.
@@ -236,11 +236,21 @@ class Workspace:
         # Its modification time is put back too: git trusts an entry's stat data only
         # when the file is older than the index ("racy git"), so an index rewritten
         # *now* would hide an edit made in the same clock tick as the checkout.
-        self.index.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.index.with_name("index.failres-tmp")
-        tmp.write_bytes(self._index_bytes)
-        os.utime(tmp, ns=(self._index_mtime_ns, self._index_mtime_ns))
-        os.replace(tmp, self.index)
+        beneath.replace_file(self.git_dir, self._state("index"), self._index_bytes, mtime_ns=self._index_mtime_ns)
+
+    def _state(self, name: str) -> PurePath:
+        """`name` in failres's state dir for this workspace, relative to the git dir, on a checked way.
+
+        The directories there are made when missing and must be no links: git is about
+        to write through them (GIT_INDEX_FILE), and a seat can reach them.
+        """
+        relative = self.state_dir.relative_to(self.git_dir)
+        try:
+            beneath.make_dirs(self.git_dir, relative / name if name == "scratch" else relative)
+        except beneath.Planted as error:
+            msg = f"failres's own state for a task workspace was tampered with: {error}"
+            raise GitError(msg, hint="a seat may have planted it; remove that path and run again") from None
+        return relative / name
 
     def status(self) -> StatusReport:
         self._require_intact()
@@ -307,10 +317,8 @@ class Workspace:
         paths = [p for p in paths if shown_name(p) == p]
         self._require_intact()
         self._restore_private_index()
-        scratch = self.state_dir / "scratch"
-        scratch.mkdir(parents=True, exist_ok=True)
-        scratch_index = scratch / "index"
-        scratch_index.write_bytes(self._index_bytes)
+        scratch_index = self.git_dir / self._state("scratch") / "index"
+        beneath.replace_file(self.git_dir, self._state("scratch") / "index", self._index_bytes)
         taken = []
         for path in paths:
             full = self.path / path
@@ -406,19 +414,3 @@ def _kept(path: str, keep: Sequence[str]) -> bool:
     from failres.scope import ignore_pattern_matches
 
     return any(ignore_pattern_matches(pattern, path) for pattern in keep)
-
-
-def _seat_config(git_dir: Path) -> str:
-    lines = ["[core]", "\trepositoryformatversion = 0", "\tbare = false", "\tlogallrefupdates = true"]
-    try:
-        local = pygit2.Config(str(git_dir / "config"))
-    except (pygit2.GitError, OSError):
-        local = None
-    for key in _SEAT_CONFIG_KEYS:
-        try:
-            value = str(local[key]) if local is not None else ""
-        except (KeyError, pygit2.GitError, ValueError):
-            continue
-        if value and "\n" not in value and '"' not in value:
-            lines.append(f"\t{key.split('.', 1)[1]} = {value}")
-    return "\n".join(lines) + "\n"

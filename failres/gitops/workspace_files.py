@@ -2,8 +2,9 @@
 
 Removing a tree a seat made read-only or full of symlinks (never following one),
 giving back the permissions it took away, finding the `.git` directories it planted
-where git will not look, refusing a place that holds someone else's files, and the
-default place outside the person's checkout and git dir.
+where git will not look, refusing a place that holds someone else's files or leads
+into the person's repository, the default place outside the person's checkout and git
+dir, and the few settings of the person's the seat's own git dir carries.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import shutil
 import stat
 from collections.abc import Iterable
 from pathlib import Path
+
+import pygit2
 
 from failres.errors import GitError
 
@@ -146,3 +149,25 @@ def default_root(common_dir: Path, top: Path) -> Path:
     digest = hashlib.sha256(str(common_dir.resolve()).encode()).hexdigest()[:10]
     name = "".join(c if c.isalnum() or c in "._-" else "-" for c in top.name) or "repo"
     return cache / "failres" / "workspaces" / f"{name}-{digest}"
+
+
+# What of the person's local configuration the seat's own git should agree on, so
+# that `git status` in the workspace shows the same files as changed as failres sees.
+SEAT_CONFIG_KEYS = ("core.autocrlf", "core.eol", "core.symlinks", "core.ignorecase", "core.precomposeunicode")
+
+
+def seat_config(git_dir: Path) -> str:
+    """The seat's own `.git/config`: the person's settings that decide which files git sees as changed."""
+    lines = ["[core]", "\trepositoryformatversion = 0", "\tbare = false", "\tlogallrefupdates = true"]
+    try:
+        local = pygit2.Config(str(git_dir / "config"))
+    except (pygit2.GitError, OSError):
+        local = None
+    for key in SEAT_CONFIG_KEYS:
+        try:
+            value = str(local[key]) if local is not None else ""
+        except (KeyError, pygit2.GitError, ValueError):
+            continue
+        if value and "\n" not in value and '"' not in value:
+            lines.append(f"\t{key.split('.', 1)[1]} = {value}")
+    return "\n".join(lines) + "\n"

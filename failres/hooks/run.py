@@ -19,7 +19,9 @@ import subprocess
 import sys
 import time
 import traceback
+from pathlib import Path
 
+from failres import beneath
 from failres.inert import inert
 from failres.landing.trailers import GREP_PATTERN, task_of_branch_name, tasks_in_message
 
@@ -38,13 +40,12 @@ def log_line(text: str) -> str | None:
         base = os.fsdecode(found.stdout.strip()) if found.returncode == 0 else ""
         if not base:
             return None
-        directory = os.path.join(base, "failres", "log")
-        os.makedirs(directory, exist_ok=True)
+        # Through `beneath`: a seat may have left a link at the log's name.
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        path = os.path.join(directory, LOG_NAME)
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(f"--- {stamp} pid={os.getpid()}\n{text.rstrip()}\n")
-        return path
+        relative = os.path.join("failres", "log", LOG_NAME)
+        entry = f"--- {stamp} pid={os.getpid()}\n{text.rstrip()}\n"
+        beneath.append_file(Path(base), relative, entry.encode("utf-8", "replace"))
+        return os.path.join(base, relative)
     except Exception:  # noqa: BLE001 - the last resort has no one left to tell
         return None
 
