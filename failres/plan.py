@@ -7,6 +7,7 @@ a spelling git accepts in a branch name before anything touches the repository.
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -61,9 +62,21 @@ class Plan:
         raise UsageError(msg, hint=hint)
 
 
+_MAX_ID = 100  # a slug and a task id make file names (locks, logs) and a branch name
+
+
+def require_id(value: str, name: str) -> None:
+    """UsageError unless `value` is a valid slug or task id (`name` says which)."""
+    if not re.fullmatch(_ID_PATTERN, value) or len(value) > _MAX_ID or _branch_part_problem(value):
+        msg = f"{value!r} is not a valid {name} ({_ID_MEANING.removeprefix('a valid id (')}"
+        raise UsageError(msg)
+
+
 def _branch_part_problem(part: str) -> str | None:
     # Checked inside whole branch names, in the middle (the slug) and at the end (the
     # task id), since some of git's rules only apply at the end of a name.
+    if len(part) > _MAX_ID:
+        return f"longer than {_MAX_ID} characters"
     if branch_name_problem(f"failres/{part}/x") or branch_name_problem(f"failres/x/{part}"):
         return f'"{part}" cannot be part of a branch name (no "..", no ending in "." or ".lock")'
     return None

@@ -32,7 +32,8 @@ is a parent of the merge):
 
 - two `resolved_by` stamps of one lesson: both files are kept; the first stamp
   (by its timestamp, then id) is what the lesson reads as (a "first" fold);
-- the same path written with different bytes: the blob with the smaller id;
+- the same path written with different bytes: the one that parses, then the blob
+  with the smaller id (a damaged remote never replaces a record that reads);
 - a record archived on one side, amended on the other: the amendment follows its
   record into the archive (and back out, for a restore), see `lessons.settle`.
 

@@ -6,8 +6,10 @@ they are as safe against concurrent writers and crashes as any append.
 
 from __future__ import annotations
 
+import json
 import random
 import time
+import tomllib
 from collections.abc import Callable
 
 import pygit2
@@ -67,7 +69,8 @@ def merge_line(store: Store, other: pygit2.Oid | str, message: str | None = None
     other side deleted (archived) is deleted here unless this side changed it.
     Where both sides wrote the same path with different bytes, the blob with the
     smaller id wins, so both merge orders give the same tree; the other version
-    stays in the history of its parent. `settle` may add a follow-up change
+    stays in the history of its parent. A version that does not parse as what its
+    name says never replaces one that does (a damaged or hostile remote). `settle` may add a follow-up change
     computed from the merged tree (records that must move together).
     """
     theirs = store.commit_at(str(other))
@@ -137,11 +140,26 @@ def union_change(store: Store, base: pygit2.Tree | None, ours: pygit2.Tree, thei
             if mine == before:  # they deleted it and we left it alone
                 deletes.add(path)
             continue
+        if mine is not None and mine != after and _readable(store, path, mine) and not _readable(store, path, after):
+            continue  # never a record that reads for one that does not (a damaged remote)
         if mine is None or mine == before:
             # A file they added (or changed) that we did not touch; also a file we
             # deleted and they changed keeps their newer version: nothing is lost.
             if mine != after:
                 puts[path] = after
-        elif mine != after and str(after) < str(mine):
+        elif mine != after and (str(after) < str(mine) or not _readable(store, path, mine)):
             puts[path] = after
     return Change(puts, frozenset(deletes))
+
+
+def _readable(store: Store, path: str, oid: pygit2.Oid) -> bool:
+    """Whether the file at `path` parses as what its name says (a JSON object, TOML)."""
+    data = store.blob(oid)
+    try:
+        if path.endswith(".json"):
+            return isinstance(json.loads(data), dict)
+        if path.endswith(".toml"):
+            tomllib.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError):  # UnicodeDecodeError and TOMLDecodeError are ValueErrors
+        return False
+    return True

@@ -41,6 +41,7 @@ STALE_REF_LOCK_SECONDS = 2.0
 MAX_CAS_ATTEMPTS = 200
 
 _TREE = pygit2.GIT_FILEMODE_TREE
+_GITLINK = pygit2.GIT_FILEMODE_COMMIT
 
 
 def store_signature(repo: pygit2.Repository) -> pygit2.Signature:
@@ -168,11 +169,17 @@ class Store:
             path = f"{base}/{entry.name}" if base else entry.name
             if entry.filemode == _TREE:
                 yield from self._walk_tree(self.repo[entry.id], path)
-            else:
+            elif entry.filemode != _GITLINK:  # a submodule entry names a commit, never a record
                 yield path, entry.id
 
     def blob(self, oid: pygit2.Oid) -> bytes:
-        return self.repo[oid].data
+        """The bytes of a record file; b"" (which no reader takes for a record) when `oid` is
+        no blob of this repository: a tree or a commit where a file belongs, or a missing object."""
+        try:
+            obj = self.repo[oid]
+        except (KeyError, ValueError):
+            return b""
+        return obj.data if isinstance(obj, pygit2.Blob) else b""
 
     def list_dir(self, path: str, commit: pygit2.Commit | None = None) -> list[str]:
         """Names directly inside one directory of the store (empty when absent)."""
@@ -195,7 +202,7 @@ class Store:
             return {}
         if not isinstance(obj, pygit2.Tree):
             return {}
-        return {entry.name: entry.id for entry in obj if entry.filemode != _TREE}
+        return {entry.name: entry.id for entry in obj if entry.filemode not in (_TREE, _GITLINK)}
 
     # ── writing ──────────────────────────────────────────────────────────
 

@@ -108,6 +108,16 @@ def usage_error_lines(usage: BaseException) -> tuple[str, str]:
     return text, hint
 
 
+def _undecodable_argument(argv: Sequence[str]) -> str | None:
+    """The first argument holding bytes the file system decoding could not make text of, shown escaped."""
+    for argument in argv:
+        try:
+            argument.encode("utf-8")
+        except UnicodeEncodeError:
+            return os.fsencode(argument).decode("utf-8", "backslashreplace")
+    return None
+
+
 def run_guarded(invoke: Callable[[Sequence[str] | None], object], argv: Sequence[str] | None) -> int:
     """Call the CLI and map whatever happens to an exit code."""
     err = sys.stderr
@@ -142,6 +152,13 @@ def run_guarded(invoke: Callable[[Sequence[str] | None], object], argv: Sequence
             pass
         return 0
     except Exception as unexpected:  # the boundary: everything unforeseen ends here
+        undecodable = _undecodable_argument(sys.argv[1:] if argv is None else argv)
+        if isinstance(unexpected, UnicodeEncodeError) and undecodable is not None:
+            # Bytes that are not UTF-8 reach a value that must be text (an id, a key, a
+            # record field): refused before anything was written.
+            err.write(f"error: argument {inert(undecodable)} holds bytes that are not UTF-8\n")
+            err.write("hint: ids, keys, paths and answers that failres records must be UTF-8 text\n")
+            return EXIT_BAD_INPUT
         path = write_crash_log(unexpected)
         err.write(f"error: unexpected error: {_one_line(f'{type(unexpected).__name__}: {unexpected}')}\n")
         where = f"the traceback is in {path}" if path else "no log could be written"

@@ -54,7 +54,8 @@ def decisions(
                Column("answer", wraps=True))
     rows = []
     for d in documents:
-        requests = "; ".join(f"{r.get('file')}: {r.get('reason')}" for r in d["requests"])
+        listed = d["requests"] if isinstance(d["requests"], list) else []  # a damaged record shows none
+        requests = "; ".join(f"{r.get('file')}: {r.get('reason')}" for r in listed if isinstance(r, dict))
         answer = "" if d["answer"] is None else json.dumps(d["answer"], ensure_ascii=False)
         proposal = d.get("proposal")
         if d["answer"] is None and isinstance(proposal, dict):

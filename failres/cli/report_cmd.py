@@ -74,8 +74,8 @@ def _print_report(data: dict) -> None:
     if lessons["unresolved"]:
         out.print("")
         print_table((Column("lesson"), Column("task"), Column("class"), Column("message", wraps=True)),
-                    [(l["id"][:8], f"{l['slug']}/{l['task']}", l["failClass"], l["message"])
-                     for l in lessons["unresolved"]], title="Unresolved lessons")
+                    [(str(l.get("id") or "?")[:8], f"{l.get('slug')}/{l.get('task')}", str(l.get("failClass")),
+                      str(l.get("message"))) for l in lessons["unresolved"]], title="Unresolved lessons")
     repair, stop, land, spent = data["repair"], data["stopLoss"], data["timeToLand"], data["cost"]
     out.print("")
     out.print(f"repair success: {_percent(repair['rate'])} ({repair['repaired']} of {repair['runsWithFixer']} runs "
@@ -89,7 +89,8 @@ def _print_report(data: dict) -> None:
                                                   f"{land['tasks']} tasks"), markup=False)
     out.print(f"open decisions: {len(data['openDecisions'])}", markup=False)
     for d in data["openDecisions"]:
-        out.print(f"  {d['id']}  {d['slug']}/{d['task']}  {', '.join(d['files'])}", markup=False)
+        files = d.get("files") if isinstance(d.get("files"), list) else []
+        out.print(f"  {d.get('id')}  {d.get('slug')}/{d.get('task')}  {', '.join(map(str, files))}", markup=False)
 
 
 @app.command(rich_help_panel=LESSONS, epilog="git failres report --html report.html")

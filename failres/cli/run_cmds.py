@@ -117,7 +117,7 @@ def status(
     columns = (Column("slug"), Column("task"), Column("state"), Column("quarantines", right=True),
                Column("last failure"), Column("updated"))
     print_table(columns, [(row["slug"], row["task"], row["state"], row["quarantines"], row["lastFailClass"],
-                           (row["updated"] or "")[:19].replace("T", " ")) for row in rows])
+                           str(row["updated"] or "")[:19].replace("T", " ")) for row in rows])
 
 
 @app.command(rich_help_panel=LOOP, epilog="git failres prompt release-readiness t1 --mode fix")

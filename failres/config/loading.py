@@ -46,7 +46,7 @@ def load_config(top: Path) -> Config:
     Also checked against the repository at `top`: where `worktrees.dir` points.
     """
     path = top / CONFIG_FILE
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():  # a dangling link or a loop is no absence
         return Config(source=str(path))
     config = parse_config(read_text_file(path, str(path)), str(path))
     if config.worktrees.dir:

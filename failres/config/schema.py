@@ -260,9 +260,23 @@ def parse_toml(text: str, source: str) -> dict[str, Any]:
         raise ConfigError(msg) from None
 
 
+_MAX_TOML_BYTES = 8 * 1024 * 1024
+
+
 def read_text_file(path: Path, source: str) -> str:
-    """The UTF-8 text of a TOML file; ConfigError naming `source` when it cannot be read."""
+    """The UTF-8 text of a TOML file; ConfigError naming `source` when it cannot be read.
+
+    Only a regular file is read: a FIFO or a device (a link to /dev/zero) would block or
+    never end, and a file beyond a few megabytes is no configuration or plan.
+    """
+    import stat as stat_module
+
     try:
+        info = path.stat()
+        if not stat_module.S_ISREG(info.st_mode):
+            raise ConfigError(f"{source}: cannot be read (not a regular file)")
+        if info.st_size > _MAX_TOML_BYTES:
+            raise ConfigError(f"{source}: cannot be read (larger than {_MAX_TOML_BYTES // (1024 * 1024)} MiB)")
         return path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as error:
         msg = f"{source}: not UTF-8 text (byte {error.start})"

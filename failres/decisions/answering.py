@@ -71,8 +71,16 @@ def widening_problem(paths: Sequence[str], protected: Sequence[str]) -> str | No
 
 
 def check_answer(answer: object, protected: Sequence[str]) -> tuple[str, ...]:
-    """The paths `answer` widens by (empty for any other shape); UsageError for a forbidden path."""
+    """The paths `answer` widens by (empty for any other shape); UsageError for a forbidden path.
+
+    A list of scope files that holds an empty path (an unset shell variable, say) is
+    refused rather than recorded as an answer that widens nothing.
+    """
     widened = scope_files_of(answer)
+    if not widened and isinstance(answer, Mapping) and set(answer) == {"scopeFiles"}:
+        files = answer["scopeFiles"]
+        if isinstance(files, list) and any(isinstance(f, str) and not f.strip() for f in files):
+            widened = tuple(f.strip() for f in files if isinstance(f, str))
     problem = widening_problem(widened, protected)
     if problem is not None:
         raise UsageError(problem, hint="nothing was recorded; answer again without that path")

@@ -17,7 +17,7 @@ from failres.engine.runtime import Engine, TaskOutcome
 from failres.engine.progress import LineProgress, NullProgress, Progress
 from failres.errors import UsageError
 from failres.journal import list_slugs, read_journal
-from failres.plan import Plan, load_plan
+from failres.plan import Plan, load_plan, require_id
 from lessons.capacity import reclaim_full_stores
 from lessons.store import Store
 
@@ -111,8 +111,13 @@ def prompt_now(engine: Engine, slug: str, task_id: str, mode: str, plan_path: Pa
     if mode not in ("implement", "fix"):
         msg = f"--mode must be implement or fix, not {mode!r}"
         raise UsageError(msg)
+    require_id(slug, "slug")
+    require_id(task_id, "task")
     if plan_path is not None:
         plan = load_plan(plan_path, engine.config)
+        if plan.slug != slug:
+            msg = f"the plan {plan_path} is plan {plan.slug!r}, not {slug!r}"
+            raise UsageError(msg)
         task = plan.task(task_id)
     else:
         task = state.recorded_task(read_journal(engine.store, slug).for_task(task_id), task_id)

@@ -17,6 +17,10 @@ from failres.errors import UsageError
 
 
 def select_run(git_dir: Path, slug: str, task: str, index: int | None) -> Path:
+    from failres.plan import require_id
+
+    require_id(slug, "slug")
+    require_id(task, "task")
     runs = task_runs(git_dir, slug, task)
     if not runs:
         msg = f"no logs of {slug}/{task}"
