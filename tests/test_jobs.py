@@ -63,7 +63,11 @@ def test_independent_tasks_run_at_once_each_in_its_own_workspace_and_all_commit(
     configure_timed(project, 1.5)
     plan = plan_of(project, [(f"t{i}", ["src/calc.py"], []) for i in range(4)])
     result = cli(project.top, "run", str(plan), "--quiet", "--jobs", "4", "--json")
-    assert result.code == 0, result.err
+    # On failure, say why each task did not commit (a tamper check taking another task's
+    # commit for a seat's would show here).
+    assert result.code == 0, [(i, e.get("failClass"), e.get("what"), str(e.get("message"))[:300])
+                              for i in range(4) for e in project.events(f"t{i}")
+                              if e["type"] in ("quarantined", "seat-tamper")]
     outcomes = json.loads(result.out)
     assert [(o["task"], o["state"]) for o in outcomes] == [(f"t{i}", "committed") for i in range(4)]
     ran = spans(project)

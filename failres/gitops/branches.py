@@ -60,13 +60,15 @@ def ensure_task_branch(top: Path, git_dir: Path, branch: str, start: str, *, kno
 def move_branch(top: Path, git_dir: Path, branch: str, new: str, *, expected: str | None, own) -> None:
     """Move `branch` from `expected` (None: must not exist) to `new`, atomically; GitError when it moved meanwhile."""
     ref = full_ref(branch)
+    if own is not None:
+        # Noted before the move: the tamper check of another task running at the same
+        # time may compare refs between the two, and must never put this one back.
+        own.note(ref, new)
     completed = try_git(top, ["update-ref", "-m", "failres: task branch", ref, new, expected or ZERO],
                         env={"GIT_DIR": str(git_dir)}, config=_NO_HOOKS)
     if completed.returncode != 0:
         msg = f"could not move {ref} to {new[:12]}: {first_error_line(completed.stderr)}"
         raise GitError(msg, hint="another process moved it meanwhile; run again")
-    if own is not None:
-        own.note(ref, new)
 
 
 def commit_tree(git_dir: Path, tree: str, parent: str, message: str, trailer: str) -> str:
