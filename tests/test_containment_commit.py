@@ -77,3 +77,15 @@ def test_code_under_test_that_writes_into_the_persons_repository_is_undone_and_q
     assert quarantined(project)["failClass"] == "seat-tamper"
     tamper = [e for e in project.events() if e["type"] == "seat-tamper"][-1]
     assert all(line.startswith("while gate check ran:") for line in tamper["what"])
+
+
+def test_a_file_name_that_is_not_utf8_is_refused_and_the_failing_state_is_still_kept(project: Project, cli):
+    odd = {"shell": ["printf 'x\\n' > $'src/bad\\xff.py'"], **FIX}
+    project.configure(implementer=[odd, odd])
+    result = run(cli, project, files=["src/**"])
+    assert result.code == 1 and "Traceback" not in result.err
+    assert quarantined(project)["failClass"] == "fixer-scope-violation"
+    snapshots = git(project.top, "for-each-ref", "--format=%(refname)", "refs/failres/snapshots/").split()
+    assert snapshots, "the quarantine kept no snapshot"
+    kept = git(project.top, "ls-tree", "-r", "--name-only", snapshots[-1]).split()
+    assert "src/calc.py" in kept and not any("bad" in name for name in kept)

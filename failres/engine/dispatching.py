@@ -127,7 +127,10 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
     refused = _refused(run, changed, checked)
 
     def capture() -> str:
-        return workspace.capture(changed, max_bytes=SNAPSHOT_MAX_FILE_BYTES, include=_snapshot_may_hold)
+        # The names on disk, not as shown: a name that is not UTF-8 is then left out of
+        # the snapshot (it cannot be recorded) instead of failing the whole snapshot.
+        on_disk = [checked.raw.get(path, path) for path in changed]
+        return workspace.capture(on_disk, max_bytes=SNAPSHOT_MAX_FILE_BYTES, include=_snapshot_may_hold)
 
     dispatched = Dispatched(found, checked, changed, refused, found.requests, capture=capture)
     if tamper:
