@@ -173,8 +173,7 @@ class Store:
                 yield path, entry.id
 
     def blob(self, oid: pygit2.Oid) -> bytes:
-        """The bytes of a record file; b"" (which no reader takes for a record) when `oid` is
-        no blob of this repository: a tree or a commit where a file belongs, or a missing object."""
+        """The bytes of a record file; b"" (no reader takes it for a record) for a tree, a commit or nothing."""
         try:
             obj = self.repo[oid]
         except (KeyError, ValueError):
