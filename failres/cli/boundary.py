@@ -8,6 +8,7 @@ under the repository's git dir, and the person is told where: exit 3.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import traceback
@@ -118,8 +119,33 @@ def _undecodable_argument(argv: Sequence[str]) -> str | None:
     return None
 
 
+class _OneLineWarnings(logging.Formatter):
+    """What failres logs while a command runs, as a person reads it: `warning: ...` or
+    `error: ...` on one line, made inert (it may quote a damaged record's path or a seat's words)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            text += f" ({type(error).__name__}: {error})"
+        level = "warning" if record.levelno < logging.ERROR else "error"
+        return f"{level}: {_one_line(inert(text))}"
+
+
+def _show_warnings() -> None:
+    """Route failres's log lines to stderr in its own error style, unless a host (tests) set up logging."""
+    root = logging.getLogger()
+    if root.handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneLineWarnings())
+    handler.setLevel(logging.WARNING)
+    root.addHandler(handler)
+
+
 def run_guarded(invoke: Callable[[Sequence[str] | None], object], argv: Sequence[str] | None) -> int:
     """Call the CLI and map whatever happens to an exit code."""
+    _show_warnings()
     err = sys.stderr
     exits, aborts, usage_errors = _cli_signals()
     try:
