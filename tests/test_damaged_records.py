@@ -138,3 +138,33 @@ def test_sync_never_replaces_a_record_that_reads_with_one_that_does_not(demo: Pa
     shown = run_failres(demo, "lessons", "show", lesson, "--json")
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["id"] == lesson
+
+
+def test_a_configuration_saved_with_a_byte_order_mark_reads_like_one_without(demo: Path) -> None:
+    config = demo / ".failres.toml"
+    config.write_bytes(b"\xef\xbb\xbf" + config.read_bytes())
+    proc = run_failres(demo, "config", "show", "--json")
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_output_limits_have_an_upper_bound(demo: Path) -> None:
+    config = demo / ".failres.toml"
+    config.write_text(config.read_text() + "\n[output]\nhead_bytes = 100000000000000000000\n")
+    proc = run_failres(demo, "config", "show")
+    assert proc.returncode == 2 and "output.head_bytes" in proc.stderr, proc.stderr
+
+
+def test_reflect_on_a_fifo_is_refused_instead_of_waiting_for_ever(demo: Path, tmp_path: Path) -> None:
+    fifo = tmp_path / "session.jsonl"
+    os.mkfifo(fifo)
+    proc = run_failres(demo, "reflect", str(fifo), timeout=30)
+    assert proc.returncode == 2 and "not a transcript file" in proc.stderr, proc.stderr
+
+
+def test_what_failres_logs_while_a_command_runs_is_one_warning_line(demo: Path) -> None:
+    # A limit SQLite cannot hold: the index gives up and the store answers, with a warning.
+    proc = run_failres(demo, "lessons", "list", "--limit", "99999999999999999999999")
+    clean(proc)
+    assert proc.stderr.splitlines() == [
+        "warning: store index unavailable, reading the store instead: OverflowError: Python int too large to "
+        "convert to SQLite INTEGER"]

@@ -247,8 +247,8 @@ class EngineDownConfig:
 class OutputConfig:
     """How much of a seat's or gate's output is kept, from each end."""
 
-    head_bytes: int = setting(65536, kind=Integer(minimum=1024))
-    tail_bytes: int = setting(65536, kind=Integer(minimum=1024))
+    head_bytes: int = setting(65536, kind=Integer(minimum=1024, maximum=64 * 1024 * 1024))
+    tail_bytes: int = setting(65536, kind=Integer(minimum=1024, maximum=64 * 1024 * 1024))
 
 
 @dataclass(frozen=True)

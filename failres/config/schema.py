@@ -277,7 +277,7 @@ def read_text_file(path: Path, source: str) -> str:
             raise ConfigError(f"{source}: cannot be read (not a regular file)")
         if info.st_size > _MAX_TOML_BYTES:
             raise ConfigError(f"{source}: cannot be read (larger than {_MAX_TOML_BYTES // (1024 * 1024)} MiB)")
-        return path.read_bytes().decode("utf-8")
+        return path.read_bytes().decode("utf-8").removeprefix("\ufeff")  # an editor's byte-order mark
     except UnicodeDecodeError as error:
         msg = f"{source}: not UTF-8 text (byte {error.start})"
         raise ConfigError(msg) from None

@@ -137,6 +137,10 @@ def reflect(store: Store, repo, config: Config, top: Path, paths: Sequence[Path]
         if missing:
             msg = f"no such transcript file or directory: {missing[0]}"
             raise UsageError(msg)
+        odd = [str(p) for p in paths if not (Path(p).is_file() or Path(p).is_dir())]
+        if odd:  # a FIFO or a device would block or never end
+            msg = f"not a transcript file or directory: {odd[0]}"
+            raise UsageError(msg, hint="pass a .jsonl file or a folder of them")
         chosen = [Path(p) for p in paths]
     else:
         chosen, note = default_transcript_paths(config, top, environ, Path(repo.path))
