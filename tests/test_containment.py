@@ -63,6 +63,16 @@ def person_branch(project: Project, name: str, commits: int) -> str:
     return git(project.top, "rev-parse", name).strip()
 
 
+def assert_second_run_refused(project: Project, cli, plan: Path, pid: int) -> None:
+    """A second `run` of the live task is refused, writes nothing, and `status` shows the live one."""
+    tip = git(project.top, "rev-parse", "refs/failres/store").strip()
+    second = cli(project.top, "run", str(plan), "--quiet")
+    assert second.code == 2 and f"already running, pid {pid}" in second.err
+    assert git(project.top, "rev-parse", "refs/failres/store").strip() == tip  # the refused run wrote nothing
+    status = json.loads(cli(project.top, "status", "--json").out)[0]
+    assert (status["state"], status["pid"]) == ("running", pid)
+
+
 def is_gone(pid: int) -> bool:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
@@ -380,12 +390,7 @@ def test_a_second_run_of_a_live_task_is_refused_and_cancel_stops_the_first(proje
     plan = project.plan()
     first = start_run(project, plan)
     wait_for(lambda: seat_pid.exists() and seat_pid.read_text().strip())
-    tip = git(project.top, "rev-parse", "refs/failres/store").strip()
-    second = cli(project.top, "run", str(plan), "--quiet")
-    assert second.code == 2 and f"already running, pid {first.pid}" in second.err
-    assert git(project.top, "rev-parse", "refs/failres/store").strip() == tip  # the refused run wrote nothing
-    status = json.loads(cli(project.top, "status", "--json").out)[0]
-    assert (status["state"], status["pid"]) == ("running", first.pid)
+    assert_second_run_refused(project, cli, plan, first.pid)
     cancelled = cli(project.top, "cancel", project.slug, "t1", "--json")
     assert cancelled.code == 0, cancelled.err
     assert json.loads(cancelled.out)[0]["stopped"] is True

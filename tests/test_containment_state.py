@@ -9,7 +9,6 @@ per task.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from conftest import git
 from failres import beneath
 from failres.containment.locks import flock_owners
 from project import FIXED, Project
+from test_containment import assert_second_run_refused
 
 FIX = {"write": {"src/calc.py": FIXED}}
 
@@ -162,12 +162,7 @@ def test_a_seat_that_swaps_its_lock_file_cannot_let_a_second_run_in(project: Pro
         wait_for(swapped.exists)
         # The holder notices and puts its own lock file back while its seat still runs.
         wait_for(lambda: f'"pid": {first.pid}' in lock.read_text())
-        tip = git(project.top, "rev-parse", "refs/failres/store").strip()
-        second = cli(project.top, "run", str(plan), "--quiet")
-        assert second.code == 2 and f"already running, pid {first.pid}" in second.err
-        assert git(project.top, "rev-parse", "refs/failres/store").strip() == tip  # the refused run wrote nothing
-        status = json.loads(cli(project.top, "status", "--json").out)[0]
-        assert (status["state"], status["pid"]) == ("running", first.pid)
+        assert_second_run_refused(project, cli, plan, first.pid)
     finally:
         go.touch()
         first.wait(timeout=120)

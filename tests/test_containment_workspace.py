@@ -53,17 +53,24 @@ def persons_refs(top: Path) -> dict[str, str]:
             and not name.startswith("refs/heads/failres/")}
 
 
-def test_a_workspace_replaced_by_a_symlink_to_the_checkout_is_never_cleaned_or_removed(project: Project, cli):
-    (project.top / "src" / "other.py").write_text("VALUE = 1\n# the person's edit in progress\n")
-    swap = ('top=$(dirname "$(dirname "$(head -1 .git/objects/info/alternates)")"); ws="$PWD"; cd /; '
-            'mv "$ws" "$ws.moved" && ln -s "$top" "$ws"')
+def swapped_and_kept(project: Project, cli, swap: str) -> dict[str, str]:
+    """Run a seat that fixes the task and then runs `swap`; assert the person's files and refs
+    are whole and the task quarantined as tamper. Returns the person's files as they were."""
     project.configure(implementer=[{**FIX, "shell": [swap]}])
     before, before_refs = persons_work(project.top), persons_refs(project.top)
     assert run(cli, project).code == 1
     assert_all_kept(before, persons_work(project.top))
     assert persons_refs(project.top) == before_refs
-    assert git(project.top, "rev-parse", "refs/failres/store")  # the store is there, with its records
     assert quarantined(project)["failClass"] == "seat-tamper"
+    return before
+
+
+def test_a_workspace_replaced_by_a_symlink_to_the_checkout_is_never_cleaned_or_removed(project: Project, cli):
+    (project.top / "src" / "other.py").write_text("VALUE = 1\n# the person's edit in progress\n")
+    swap = ('top=$(dirname "$(dirname "$(head -1 .git/objects/info/alternates)")"); ws="$PWD"; cd /; '
+            'mv "$ws" "$ws.moved" && ln -s "$top" "$ws"')
+    swapped_and_kept(project, cli, swap)
+    assert git(project.top, "rev-parse", "refs/failres/store")  # the store is there, with its records
     tamper = [e for e in project.events() if e["type"] == "seat-tamper"][-1]
     assert any("replaced by a symlink" in line for line in tamper["what"])
     assert not project.workspace().is_symlink()  # the symlink itself is gone, never what it points to
@@ -77,12 +84,7 @@ def test_a_directory_swapped_on_the_way_to_the_workspace_leads_nowhere_of_the_pe
     (project.top / "t1" / "keep.txt").write_text("the person's\n")
     swap = ('top=$(dirname "$(dirname "$(head -1 .git/objects/info/alternates)")"); up=$(dirname "$PWD"); cd /; '
             'mv "$up" "$up.moved" && ln -s "$top" "$up"')
-    project.configure(implementer=[{**FIX, "shell": [swap]}])
-    before, before_refs = persons_work(project.top), persons_refs(project.top)
-    assert run(cli, project).code == 1
-    assert_all_kept(before, persons_work(project.top))
-    assert persons_refs(project.top) == before_refs
-    assert quarantined(project)["failClass"] == "seat-tamper"
+    before = swapped_and_kept(project, cli, swap)
     # A later run refuses the poisoned path, in one line, and still touches nothing.
     again = run(cli, project)
     assert again.code == 2 and "leads into" in again.err
