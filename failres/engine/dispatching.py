@@ -89,6 +89,10 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
     guard = Guard(run.engine.top, run.engine.git_dir, store_ref=run.engine.store.ref, own=run.engine.own_moves)
     before = guard.capture()
     marker = uuid.uuid4().hex
+    if run.lock is not None:
+        # The marker is on record before the seat starts: if failres is killed at any
+        # moment after, the next `run` or `status` finds every process that carries it.
+        run.lock.record_seat(None, marker)
 
     def started(pid: int) -> None:
         if run.lock is not None:
