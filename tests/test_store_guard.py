@@ -107,7 +107,8 @@ def test_the_sqlite_index_alone_shows_that_a_deleted_store_existed(stocked: Path
     assert "the SQLite index" in err and tip in err
 
 
-def test_a_remote_tracking_copy_shows_that_a_deleted_store_existed(stocked: Path, tmp_path: Path, cli) -> None:
+def synced_then_deleted(stocked: Path, tmp_path: Path, cli) -> None:
+    """The store synced to a remote `origin`, then deleted here with every local trace of it."""
     bare = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", str(bare))
     git(stocked, "remote", "add", "origin", str(bare))
@@ -115,18 +116,16 @@ def test_a_remote_tracking_copy_shows_that_a_deleted_store_existed(stocked: Path
     git(stocked, "update-ref", "-d", REF)
     last_tip_path(stocked / ".git", REF).unlink()
     index_path(Store(stocked)).unlink()
+
+
+def test_a_remote_tracking_copy_shows_that_a_deleted_store_existed(stocked: Path, tmp_path: Path, cli) -> None:
+    synced_then_deleted(stocked, tmp_path, cli)
     err = one_error(cli(stocked, "status"))
     assert "refs/remotes/origin/failres/store" in err
 
 
 def test_a_sync_brings_back_a_store_only_that_remote_still_had(stocked: Path, tmp_path: Path, cli) -> None:
-    bare = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(bare))
-    git(stocked, "remote", "add", "origin", str(bare))
-    assert cli(stocked, "sync", "origin").code == 0
-    git(stocked, "update-ref", "-d", REF)
-    last_tip_path(stocked / ".git", REF).unlink()
-    index_path(Store(stocked)).unlink()
+    synced_then_deleted(stocked, tmp_path, cli)
     done = cli(stocked, "sync", "origin", "--json")
     assert done.code == 0, done.err
     assert json.loads(done.out)["join"] == "adopted"

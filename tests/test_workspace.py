@@ -8,25 +8,13 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from failres.errors import GitError
 from failres.gitops.workspace import Workspace, claim_workspace_path, default_root, shown_name
-
-
-def git(cwd: Path, *args: str, check: bool = True) -> str:
-    completed = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
-    if check and completed.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)}: {completed.stderr.decode()}")
-    return completed.stdout.decode("utf-8", "surrogateescape")
-
-
-def write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+from test_gitops import git, write
 
 
 @pytest.fixture

@@ -87,6 +87,15 @@ def check_answer(answer: object, protected: Sequence[str]) -> tuple[str, ...]:
     return widened
 
 
+def _decision(store: Store, decision_id: str, tip: pygit2.Commit | None = None) -> dict:
+    """The decision as of `tip` (default: the store's tip); NotFound when there is none."""
+    decision = read_record(store, COLLECTION, decision_id, commit=tip)
+    if decision is None:
+        msg = f"no decision {decision_id}"
+        raise NotFound(msg)
+    return decision
+
+
 def answer_decision(store: Store, protected: Sequence[str], prefix: str, answer: object, *, answered_by: str,
                     force: bool = False, accepted_proposal: str | None = None) -> AnswerResult:
     """Record `answer` to the decision whose id starts with `prefix`, with its journal event, in one commit."""
@@ -95,10 +104,7 @@ def answer_decision(store: Store, protected: Sequence[str], prefix: str, answer:
     ts = now_ts()
 
     def change(tip: pygit2.Commit | None) -> Change:
-        decision = read_record(store, COLLECTION, decision_id, commit=tip)
-        if decision is None:
-            msg = f"no decision {decision_id}"
-            raise NotFound(msg)
+        decision = _decision(store, decision_id, tip)
         if decision.get("status") == "answered" and not force:
             msg = f"decision {decision_id} is answered already ({json.dumps(decision.get('answer'))})"
             raise UsageError(msg, hint="add --force to replace the answer; the earlier one stays in the history")
@@ -117,10 +123,7 @@ def answer_decision(store: Store, protected: Sequence[str], prefix: str, answer:
 def accept_proposal(store: Store, protected: Sequence[str], prefix: str, *, answered_by: str) -> AnswerResult:
     """Record the resolver's proposal of a decision as the person's own answer."""
     decision_id = resolve_id(store, COLLECTION, prefix)
-    decision = read_record(store, COLLECTION, decision_id)
-    if decision is None:
-        msg = f"no decision {decision_id}"
-        raise NotFound(msg)
+    decision = _decision(store, decision_id)
     proposal = decision.get("proposal")
     if decision.get("status") != "proposed" or not isinstance(proposal, Mapping) or "answer" not in proposal:
         status = decision.get("status")
@@ -138,10 +141,7 @@ def propose_decision(store: Store, protected: Sequence[str], decision_id: str, a
     ts = now_ts()
 
     def change(tip: pygit2.Commit | None) -> Change:
-        decision = read_record(store, COLLECTION, decision_id, commit=tip)
-        if decision is None:
-            msg = f"no decision {decision_id}"
-            raise NotFound(msg)
+        decision = _decision(store, decision_id, tip)
         if decision.get("status") not in WAITING:
             msg = f"decision {decision_id[:8]} is answered already"
             raise UsageError(msg)
