@@ -21,6 +21,22 @@ IDENTITY = {
 }
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep the tests' temporary directories out of /tmp.
+
+    Codex will not set up its sandbox helper when its home (a dispatch directory, here under
+    the test's home) lies under /tmp or $TMPDIR; with the distribution's bubblewrap on PATH,
+    which it prefers and which cannot start the helper any other way, every shell command of
+    a Codex seat then fails. People's dispatch directories live under their cache directory,
+    never under /tmp, so the tests put theirs where a person's would be: outside it.
+    """
+    if os.environ.get("PYTEST_DEBUG_TEMPROOT") or config.option.basetemp:
+        return
+    root = Path("/var/tmp")
+    if root.is_dir() and os.access(root, os.W_OK | os.X_OK):
+        os.environ["PYTEST_DEBUG_TEMPROOT"] = str(root)
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     """Every test gets an empty home and no system git config, so nothing of the
