@@ -302,11 +302,28 @@ def test_real_sessions_by_origin_with_the_default_tools(real: Path, repo: Path, 
 def test_real_sessions_by_origin_with_the_projects_own_tools_trusted(real: Path, repo: Path, cli) -> None:
     listed = json.dumps([*DEFAULT_TRUSTED_COMMANDS, *PROJECT_TOOLS])
     (repo / ".failres.toml").write_text(f"[learning]\ntrusted_commands = {listed}\n")
-    # "check again" moves: everything before it is the tree, beads, local mix tasks and
-    # the background `mix test` output. The steer after `bd sync --from-main` (which
-    # fetched the very beads it speaks of) and everything after `git push`, a web search
-    # or a subagent stays untrusted.
-    assert origin_counts(cli, repo, real) == {"clean": 2, "untrusted": 5, "derived": 0}
+    # The refusal of `TaskOutput` and the "check again" that followed move: everything
+    # before them is the tree, beads, local mix tasks and the background `mix test`
+    # output. The steer after `bd sync --from-main` (which fetched the very beads it
+    # speaks of) and everything after `git push`, a web search or a subagent stays
+    # untrusted. Follow-ups that ask for the next thing ("did you push?", "create the
+    # beads") are no reflection at all without a model.
+    assert origin_counts(cli, repo, real) == {"clean": 3, "untrusted": 4, "derived": 0}
+
+
+def test_a_real_session_whose_person_corrected_the_agent_in_their_own_tree_yields_a_pending_proposal(
+        real: Path, repo: Path, cli) -> None:
+    listed = json.dumps([*DEFAULT_TRUSTED_COMMANDS, *PROJECT_TOOLS])
+    (repo / ".failres.toml").write_text(f"[learning]\ntrusted_commands = {listed}\n")
+    session = real / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+    out = cli(repo, "reflect", str(session), "--no-edits", "--json")
+    assert out.code == 0, out.err
+    clean = [(d["trigger"], d["intervention"]) for d in json.loads(out.out) if d["origin"] == "clean"]
+    assert clean == [("denial", "(the person refused the tool call and said nothing more)"),
+                     ("steer", "check again")]
+    (outcome,) = json.loads(cli(repo, "learn", "--json").out)
+    assert outcome["proposal"]["status"] == "pending"
+    assert "A person steered a run and said: \"check again\"" in [r["text"] for r in outcome["proposal"]["rules"]]
 
 
 def test_real_reads_of_the_tree_after_a_cd_into_assets_stay_inside(real: Path) -> None:
