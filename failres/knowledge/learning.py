@@ -59,33 +59,22 @@ def claude_code_project_dir(top: Path, home: Path) -> Path:
 
 
 def dispatch_transcripts(git_dir: Path) -> list[Path]:
-    """The agent transcripts failres kept from its own dispatches (`git failres logs`), in a
-    format the miner reads; a CLI's own session format that it does not is left out."""
+    """The agent transcripts failres kept from its own dispatches (`git failres logs`) that
+    the miner reads: Claude Code sessions, Codex rollouts and aider chat histories (an
+    aider LLM log beside them is not a conversation and is left out)."""
     root = git_dir / "failres" / "logs"
-    return [path for path in sorted(root.glob("*/*/*/*/transcript*.jsonl")) if _is_claude_code_session(path)]
+    kept = sorted([*root.glob("*/*/*/*/transcript*.jsonl"), *root.glob("*/*/*/*/transcript*.md")])
+    return [path for path in kept if _readable_transcript(path)]
 
 
-# The record types a Claude Code session opens with; Codex's rollout files open with
-# "session_meta", a format the miner does not read.
-_CLAUDE_CODE_TYPES = frozenset({"user", "assistant", "system", "summary"})
-
-
-def _is_claude_code_session(path: Path, lines: int = 10) -> bool:
-    import json
+def _readable_transcript(path: Path) -> bool:
+    from lessons.errors import InvalidInput
+    from lessons.learning.generic import sniff_format
 
     try:
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            head = [handle.readline() for _ in range(lines)]
-    except OSError:
+        return sniff_format(path) in ("claude-code", "codex", "aider")
+    except InvalidInput:
         return False
-    for line in head:
-        try:
-            record = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(record, dict) and ("sessionId" in record or record.get("type") in _CLAUDE_CODE_TYPES):
-            return True
-    return False
 
 
 def default_transcript_paths(config: Config, top: Path, environ: Mapping[str, str],

@@ -364,12 +364,21 @@ def problems_note(path: Path | str, problems: Sequence[Problem]) -> str:
             f"({first.reason}) on is untrusted: line {shown}{tail}")
 
 
+def _files_in(folder: Path) -> list[Path]:
+    """A folder's transcripts: its `*.jsonl` files, the Codex rollouts below it (a
+    CODEX_HOME's `sessions/`), and an aider chat history in it."""
+    found = sorted(folder.glob("*.jsonl"))
+    found += [p for p in sorted(folder.glob("*/**/rollout-*.jsonl")) if p not in found]
+    chat = folder / ".aider.chat.history.md"
+    return found + ([chat] if chat.is_file() else [])
+
+
 def transcript_files(paths: Iterable[Path]) -> list[Path]:
     """The files `mine` reads for these paths, in the order it reads them."""
     files: list[Path] = []
     for given in paths:
         path = Path(given)
-        for candidate in sorted(path.glob("*.jsonl")) if path.is_dir() else [path]:
+        for candidate in _files_in(path) if path.is_dir() else [path]:
             files.append(candidate)
             sidechains = candidate.parent / candidate.stem / "subagents"
             files.extend(sorted(sidechains.glob("agent-*.jsonl")))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -71,7 +72,8 @@ def project(root: Path) -> Path:
 
 
 def scrub(text: str, root: Path) -> str:
-    return text.replace(str(root), SCRUBBED_HOME)
+    text = text.replace(str(root), SCRUBBED_HOME).replace(f"{BIN}/", "")
+    return re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", text)
 
 
 def keep(source: Path, target: Path, root: Path) -> None:
@@ -151,8 +153,8 @@ def codex(root: Path) -> None:
     server.offsets = {correction: len(main), answer: len(main) + 2}
     server.start()
     try:
-        env = {"PATH": f"{BIN}:{os.environ['PATH']}", "HOME": str(root / "home"), "CODEX_HOME": str(home),
-               "FAKE_API_KEY": "dummy", "LANG": "C.UTF-8"}
+        env = {**os.environ, "HOME": str(root / "home"), "CODEX_HOME": str(home), "FAKE_API_KEY": "dummy",
+               "LANG": "C.UTF-8"}
         provider = f'model_providers.fake={{name="Fake",base_url="{server.base_url}/v1",env_key="FAKE_API_KEY"}}'
         codex = [str(BIN / "codex"), "exec", "--skip-git-repo-check", "--sandbox", "workspace-write",
                  "-c", "model=fake-model", "-c", "model_provider=fake", "-c", provider]
@@ -175,9 +177,13 @@ def aider(root: Path) -> None:
                                                            "litellm_provider": "openai", "mode": "chat"}}))
     history = root / "aider-out"
     history.mkdir()
-    correction = "No, don't touch app.py's return value like that; revert it and add a constant instead."
-    server = PaddedServer([aider_replace("app.py", "    return 1\n", "    return 2\n", text="Changing it.")],
-                          {"ok 開始": [say("開始します。")], correction: [say("Reverting and adding ANSWER = 2.")]})
+    # One session a person typed into (aider reads its prompts from stdin), then one run
+    # a script started (`--message`): the first is interactive, the second is not.
+    typed = ["Make answer() return 2.", "/run git status --short",
+             "No, don't change the return value like that; add a constant instead.", "thanks", "ok 開始"]
+    server = PaddedServer([aider_replace("app.py", "    return 1\n", "    return 2\n", text="Changing it."),
+                           say("Reverting, and adding ANSWER = 2."), say("You're welcome."), say("開始します。"),
+                           say("Done.")])
     server.start()
     try:
         env = {"PATH": os.environ["PATH"], "HOME": str(home), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -186,10 +192,11 @@ def aider(root: Path) -> None:
                  "--openai-api-base", f"{server.base_url}/v1", "--openai-api-key", "dummy",
                  "--model", "openai/fake-model", "--edit-format", "diff", "--no-check-update", "--analytics-disable",
                  "--no-show-model-warnings", "--no-show-release-notes", "--model-metadata-file", str(metadata),
-                 "--no-gitignore", "--map-tokens", "0", "--chat-history-file", str(history / ".aider.chat.history.md"),
+                 "--no-gitignore", "--map-tokens", "0", "--no-pretty", "--no-fancy-input",
+                 "--chat-history-file", str(history / ".aider.chat.history.md"),
                  "--input-history-file", str(history / ".aider.input.history"), "app.py"]
-        for words in ("Make answer() return 2.", correction, "ok 開始"):
-            run([*aider, "--message", words], repo, env, "")
+        run(aider, repo, env, "\n".join(typed) + "\n")
+        run([*aider, "--message", "Add a docstring to answer()."], repo, env, "")
     finally:
         server.stop()
     for name in (".aider.chat.history.md", ".aider.input.history"):
