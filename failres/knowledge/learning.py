@@ -18,7 +18,8 @@ from failres.config.model import Config
 from failres.errors import UsageError
 from failres.landing.person_edits import edit_sources
 from failres.knowledge.outcome_evidence import resolved_outcomes
-from lessons.learning.interventions import mine
+from lessons.learning.belonging import session_repository
+from lessons.learning.interventions import MinedSession, mine
 from lessons.learning.locality import TrustedCommands
 from lessons.learning.learner import LearnOutcome
 from lessons.learning.learner import learn as learn_rules
@@ -136,7 +137,9 @@ def reflect(store: Store, repo, config: Config, top: Path, paths: Sequence[Path]
         if note:
             notes.append(note)
     trusted = TrustedCommands.of(config.learning.trusted_commands)
-    sources = sources_from_sessions(mine(chosen, trusted=trusted)) if chosen else []
+    sessions = mine(chosen, trusted=trusted) if chosen else []
+    sessions = _belonging_here(sessions, top, Path(repo.path), notes)
+    sources = sources_from_sessions(sessions)
     if edits:
         found, edit_notes = edit_sources(repo, store)
         sources.extend(found)
@@ -144,6 +147,22 @@ def reflect(store: Store, repo, config: Config, top: Path, paths: Sequence[Path]
     outcome = reflect_sources(store, sources, provider_for(config, top), clock=clock)
     reclaim_after_write(store, policy, ("reflections",))
     return ReflectReport(outcome, [str(p) for p in chosen], notes)
+
+
+def _belonging_here(sessions: Sequence[MinedSession], top: Path, git_dir: Path, notes: list[str]) -> list[MinedSession]:
+    """The sessions whose lessons belong to this repository: those whose files lie in it, or
+    whose files are nowhere on this machine. failres's own dispatches always do (their
+    workspaces are repositories of their own)."""
+    here = top.resolve()
+    own = (git_dir / "failres" / "logs").resolve()
+    kept = []
+    for session in sessions:
+        other = session_repository(session.transcript)
+        if other and Path(other).resolve() != here and not session.path.resolve().is_relative_to(own):
+            notes.append(f"{session.path}: its files are in another repository ({other}); not mined here")
+            continue
+        kept.append(session)
+    return kept
 
 
 def learn(store: Store, config: Config, top: Path, domain: str | None, *, policy: Policy | None = None,

@@ -86,7 +86,7 @@ def _render(group: _Group) -> str:
     if kind == "followup":
         return f"A person corrected the agent after its turn and said: {_quoted(said)}"
     _, tool, family = group.key
-    act = f"running `{family}`" if tool == "Bash" else f"using {tool}"
+    act = f"running `{family}`" if family and family != tool else f"using {tool}"
     # The count is the rule's evidence (`based_on_count`), not its words: a rule's text
     # stays the same as evidence grows, so more of it is not a new proposal.
     text = f"Ask before {act}: a person refused it"

@@ -217,14 +217,18 @@ def _refused_call(transcript: Transcript, stop: _Stop) -> tuple[str, str]:
         for call in message.tool_uses():
             if call.tool_use_id != wanted:
                 continue
-            if call.tool_name not in SHELL_TOOLS:
-                return call.tool_name, call.tool_name
             try:
                 arguments = json.loads(call.tool_input)
             except ValueError:
-                return call.tool_name, ""  # clipped when read: no family rather than a wrong one
-            command = arguments.get("command") if isinstance(arguments, dict) else None
-            return call.tool_name, refused_command(command) if isinstance(command, str) else ""
+                arguments = None  # clipped when read: no command rather than a wrong one
+            command = None
+            if isinstance(arguments, dict):
+                command = arguments.get("command", arguments.get("cmd"))
+            if isinstance(command, str):
+                return call.tool_name, refused_command(command)
+            if call.tool_name in SHELL_TOOLS:
+                return call.tool_name, ""
+            return call.tool_name, call.tool_name
     return "", ""
 
 
