@@ -141,6 +141,10 @@ def proposals_show(
     if doc["stale"]:
         out.print("stale: the live learned rules changed since; accepting it is refused", markup=False)
     out.print(f"evidence: {doc['evidence']}", markup=False)
+    for ev in doc.get("evidence_lines", []):
+        where = f"{ev['source_path'] or ev['session_id']}" + (f":{ev['line']}" if ev["line"] else "")
+        words = " ".join(str(ev["intervention"]).split())
+        out.print(f"  {where}  session {ev['session_id']}  {ev['trigger']} {ev['origin']}: {words[:100]}", markup=False)
     out.print("changes:", markup=False)
     for line in doc["changes"] or ["(none)"]:
         out.print(f"  {line}", markup=False)

@@ -24,6 +24,7 @@ from lessons.learning.locality import TrustedCommands
 from lessons.learning.learner import LearnOutcome
 from lessons.learning.learner import learn as learn_rules
 from lessons.learning.reflector import ReflectOutcome, reflect_sources, sources_from_sessions
+from lessons.learning.store_io import read_reflections
 from lessons.capacity import reclaim_full_stores
 from lessons.ledger import read_validations, rule_tallies
 from lessons.policy import Policy
@@ -210,7 +211,19 @@ def list_proposals(store: Store, config: Config, status: str | None = None,
 
 
 def show_proposal(store: Store, config: Config, prefix: str) -> dict:
-    return proposal_document(store, find_proposal(store, prefix), config, full=True)
+    proposal = find_proposal(store, prefix)
+    doc = proposal_document(store, proposal, config, full=True)
+    doc["evidence_lines"] = evidence_lines(store, proposal.reflection_ids)
+    return doc
+
+
+def evidence_lines(store: Store, reflection_ids: Sequence[str]) -> list[dict]:
+    """Where each reflection a proposal rests on came from: the session, the line of its
+    transcript (0 when the reader could not say), its origin and the person's words."""
+    by_id = {r.id: r for r in read_reflections(store)[0]}
+    found = [by_id[i] for i in reflection_ids if i in by_id]
+    return [{"reflection": r.id, "session_id": r.session_id, "source_path": r.source_path, "line": r.line,
+             "origin": str(r.origin), "trigger": r.trigger, "intervention": r.intervention} for r in found]
 
 
 def accept(store: Store, config: Config, prefix: str, only: Sequence[str] = (), *, policy: Policy | None = None,
