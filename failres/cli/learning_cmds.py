@@ -28,7 +28,8 @@ def _warn(text: str) -> None:
 
 @app.command(rich_help_panel=KNOWLEDGE, epilog="git failres reflect ~/.claude/projects/my-repo")
 def reflect(
-    paths: list[Path] = typer.Argument(None, help="Transcript files or directories (default: learning.transcripts, "
+    paths: list[Path] = typer.Argument(None, help="Claude Code, Codex or aider transcripts, or directories of them "
+                                                  "(default: failres's own dispatches' and learning.transcripts, "
                                                   "else Claude Code's folder for this repository)."),
     edits: bool = typer.Option(True, "--edits/--no-edits", help="Also mine people's edits of landed tasks."),
     json_out: bool = typer.Option(False, "--json", help="Print the reflections recorded, as a JSON array."),
