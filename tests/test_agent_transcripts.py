@@ -20,7 +20,8 @@ from lessons.learning.provenance import Origin, classify_origin
 from lessons.learning.shell_text import refused_command
 
 DATA = Path(__file__).resolve().parent / "data" / "transcripts"
-[CLAUDE] = sorted((DATA / "claude-code").glob("*.jsonl"))
+[CLAUDE] = sorted((DATA / "claude-code").glob("print-*.jsonl"))
+[INTERACTIVE] = sorted((DATA / "claude-code").glob("interactive-*.jsonl"))
 [CODEX] = sorted((DATA / "codex").glob("rollout-*.jsonl"))
 AIDER = DATA / "aider" / ".aider.chat.history.md"
 CORRECTION = "No, never delete build/: it holds the fixtures. Put it back the way it was."
@@ -86,6 +87,35 @@ def test_reflect_on_the_real_session_records_the_correction_and_not_the_thanks(r
     assert out.code == 0 and "warning" not in out.err, out.err
     assert [(d["trigger"], d["origin"], d["intervention"], d["line"]) for d in json.loads(out.out)] == [
         ("followup", "derived", CORRECTION, 32)]
+
+
+# ── Claude Code 2.1.197, typed into by a person ──────────────────────────────
+
+
+def test_the_real_interactive_session_yields_the_refusal_its_reason_the_steer_and_no_thanks() -> None:
+    t = load_claude_code(INTERACTIVE)
+    assert (t.kind, t.problems) == ("interactive", ())
+    found = extract_interventions(t)
+    # Claude Code wrote the agent's first turn before the prompt it answers: read in
+    # the order of the conversation (parentUuid), the prompt is the task, not a steer.
+    assert [(i.trigger, i.intervention, i.refused, i.followup) for i in found] == [
+        (Trigger.DENIAL, "No, never delete build/: it holds the fixtures", "rm -rf build/", "correction"),
+        (Trigger.STEER, "and leave app.py alone too", "", "correction"),
+        (Trigger.FOLLOWUP, "thanks", "", "acknowledgement")]
+    assert {classify_origin(t, i.message_index) for i in found} == {Origin.CLEAN}
+
+
+def test_reflect_and_learn_on_the_real_interactive_session_propose_exactly_what_the_person_said(
+        repo: Path, cli) -> None:
+    out = cli(repo, "reflect", str(INTERACTIVE), "--no-edits", "--json")
+    assert out.code == 0 and out.err == "", out.err
+    assert [(d["trigger"], d["origin"]) for d in json.loads(out.out)] == [("denial", "clean"), ("steer", "clean")]
+    (outcome,) = json.loads(cli(repo, "learn", "--json").out)
+    assert outcome["proposal"]["status"] == "pending"
+    assert sorted(r["text"] for r in outcome["proposal"]["rules"]) == [
+        'A person steered a run and said: "and leave app.py alone too"',
+        'Ask before running `rm -rf build/`: a person refused it and said: '
+        '"No, never delete build/: it holds the fixtures"']
 
 
 # ── Codex CLI 0.171.0 ────────────────────────────────────────────────────────
@@ -222,6 +252,7 @@ def test_the_codex_and_aider_transcripts_kept_with_dispatches_are_found_without_
     ("did you push?", "", Followup.REQUEST),
     ("create the beads", "", Followup.REQUEST),
     ("now add a changelog entry", "", Followup.REQUEST),
+    ("and leave app.py alone too", "", Followup.CORRECTION),
     ("No, never delete build/: it holds the fixtures.", "", Followup.CORRECTION),
     ("The hook you added is wrong, it formats every file", "", Followup.CORRECTION),
     ("scrolling back in xterm.js still does not work", "", Followup.CORRECTION),

@@ -61,7 +61,7 @@ _CORRECTION_OPENINGS = re.compile(
 )
 _CORRECTION_ANYWHERE = re.compile(
     r"(?:\bdon'?t\b|\bdo not\b|\bnever\b|\binstead\b|\brather than\b|\bshouldn'?t\b|\bshould not\b|"
-    r"\bnot what i\b|\b(?:still |)(?:does not|doesn'?t|did not|didn'?t|is not|isn'?t) work|\bnot working\b|\bwrong\b|\brevert\b|\bundo\b|\bput it back\b|\bstop (?:doing|using|adding)\b|"
+    r"\bnot what i\b|\bleave (?:[\w./-]+ ){0,4}alone\b|\b(?:still |)(?:does not|doesn'?t|did not|didn'?t|is not|isn'?t) work|\bnot working\b|\bwrong\b|\brevert\b|\bundo\b|\bput it back\b|\bstop (?:doing|using|adding)\b|"
     r"\ben vez de\b|\bno (?:uses|hagas)\b|\bau lieu de\b|\bne (?:fais|touche) pas\b|\bnicht\b|\bstatt\b|"
     r"不要|别再|不是这样|不对|错了|違う|やめて|ではなく|じゃなくて|하지 마)",
     re.IGNORECASE,

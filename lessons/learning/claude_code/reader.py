@@ -37,6 +37,7 @@ from lessons.learning.claude_code.words import COMPACTION_OPENING, classify_user
 from lessons.learning.locality import DEFAULT_TRUSTED, TrustedCommands
 from lessons.learning.messages import (
     Block,
+    JsonLine,
     Message,
     Problem,
     Role,
@@ -68,7 +69,7 @@ def load_claude_code(path: Path | str, *, trusted: TrustedCommands = DEFAULT_TRU
     for line in lines:
         if isinstance(line.value, dict):
             reader.learn_calls(line.value)
-    for line in lines:
+    for line in conversation_order(lines):
         if line.error:
             reader.problem(line.number, line.error)
         elif not isinstance(line.value, dict):
@@ -79,6 +80,35 @@ def load_claude_code(path: Path | str, *, trusted: TrustedCommands = DEFAULT_TRU
         msg = f"{path} is not a transcript: no line of it is JSON"
         raise InvalidInput(msg, hint="a Claude Code session file has one JSON object per line")
     return reader.finish()
+
+
+def conversation_order(lines: list[JsonLine]) -> list[JsonLine]:
+    """The lines in the order of the conversation: each record after its parent
+    (`parentUuid`), file order otherwise. Claude Code can write a turn before the
+    prompt it answers; read in file order, the agent would seem to work before being
+    asked, and the prompt would seem a steer."""
+    present = {line.value["uuid"] for line in lines
+               if isinstance(line.value, dict) and isinstance(line.value.get("uuid"), str)}
+    emitted: set[str] = set()
+    waiting: dict[str, list[JsonLine]] = {}
+    ordered: list[JsonLine] = []
+    for line in lines:
+        record = line.value if isinstance(line.value, dict) else {}
+        parent = record.get("parentUuid")
+        if isinstance(parent, str) and parent in present and parent not in emitted:
+            waiting.setdefault(parent, []).append(line)
+            continue
+        stack = [line]
+        while stack:
+            current = stack.pop()
+            ordered.append(current)
+            uuid = current.value.get("uuid") if isinstance(current.value, dict) else None
+            if isinstance(uuid, str) and uuid not in emitted:
+                emitted.add(uuid)
+                stack.extend(reversed(waiting.pop(uuid, [])))
+    # A parent that never came (a cycle, a torn chain): file order, as recorded.
+    leftover = sorted((line for group in waiting.values() for line in group), key=lambda line: line.number)
+    return ordered + leftover
 
 
 @dataclass(frozen=True)
@@ -111,6 +141,9 @@ class _SessionReader:
     sidechain: bool | None = None
     headless: str = ""
     unknown_tools: set[str] = field(default_factory=set)
+    # Queued words already handed over since the agent last spoke: the attachment that
+    # later delivers the same words (`queued_command`) is the same words, not new ones.
+    delivered: list[str] = field(default_factory=list)
 
     def problem(self, line: int, reason: str) -> None:
         self.problems.append(Problem(line, reason, len(self.messages)))
@@ -163,6 +196,7 @@ class _SessionReader:
             return
         if role == "assistant":
             self._hand_over_queued()
+            self.delivered = []
             blocks = self._assistant_blocks(number, record, message, content)
         else:
             blocks = self._user_blocks(number, record, content, _background_id(record))
@@ -306,6 +340,10 @@ class _SessionReader:
         blocks = classify_user_text(scrub(prompt))
         if not by_person:
             blocks = [Block("text", b.text, "harness") for b in blocks]
+        if by_person and [b.text for b in blocks if b.source == "person"] and all(
+                b.text in self.delivered for b in blocks if b.source == "person"):
+            self.delivered = [w for w in self.delivered if w not in {b.text for b in blocks}]
+            return
         said = {b.text for b in blocks if b.source == "person"}
         self.waiting = [w for w in self.waiting if w not in said]
         self.handed_over = [(w, ts) for w, ts in self.handed_over if w not in said]
@@ -317,6 +355,7 @@ class _SessionReader:
             self._append(
                 "user", [Block("text", words, "person")], {"timestamp": stamp}, queued=True
             )
+            self.delivered.append(words)
         self.handed_over = []
 
     def _append(

@@ -8,7 +8,9 @@ tests/agents/model_server.py. Each session holds the moments a reader must tell 
 refusals by policy (`--disallowedTools`, a permission the print mode cannot ask for),
 forged refusals (an MCP error, a failing command, a repository file), a subagent, a web
 fetch, follow-ups (`--resume`, `--continue`, `exec resume`, a second aider message) that
-correct, acknowledge or ask anew. Paths of the scratch directory are written as
+correct, acknowledge or ask anew; and one session a person typed into the interactive CLI
+on a pseudo-terminal (a refusal at the permission prompt, its reason, a steer while the
+agent worked, a thank-you). Paths of the scratch directory are written as
 /home/person, so the files hold nothing of the machine that recorded them.
 """
 
@@ -16,17 +18,20 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import re
+import select
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "agents"))
 
-from model_server import ModelServer, Step, claude_tools, codex_exec, say, aider_replace  # noqa: E402
+from model_server import ModelServer, Step, aider_replace, anthropic_turns, claude_tools, codex_exec, say  # noqa: E402
 
 BIN = Path(os.environ.get("FAILRES_TEST_AGENTS") or Path.home() / ".cache" / "failres" / "test-agents") / "bin"
 SCRUBBED_HOME = "/home/person"
@@ -137,6 +142,112 @@ def claude_code(root: Path) -> None:
         keep(path, HERE / "claude-code" / f"print-{path.parent.parent.name}" / "subagents" / path.name, root)
 
 
+class _Terminal:
+    """A program on a pseudo-terminal, driven the way a person types into it."""
+
+    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: become the program
+            os.chdir(cwd)
+            os.execve(argv[0], argv, env)
+        self.screen = b""
+
+    def _read(self, seconds: float) -> None:
+        end = time.time() + seconds
+        while time.time() < end:
+            ready, _, _ = select.select([self.fd], [], [], 0.2)
+            if ready:
+                try:
+                    self.screen += os.read(self.fd, 65536)
+                except OSError:
+                    return
+
+    def wait_for(self, words: str, seconds: float = 60) -> None:
+        wanted = re.sub(r"\s", "", words)
+        end = time.time() + seconds
+        while time.time() < end:
+            self._read(0.5)
+            shown = re.sub(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\s", b"", self.screen).decode("utf-8", "replace")
+            if wanted in shown:
+                self.screen = b""
+                return
+        raise SystemExit(f"never saw {words!r} on the terminal")
+
+    def type(self, text: str) -> None:
+        os.write(self.fd, text.encode())
+        time.sleep(0.5)
+        os.write(self.fd, b"\r")
+
+    def key(self, key: bytes) -> None:
+        os.write(self.fd, key)
+
+    def close(self) -> None:
+        for _ in range(2):
+            os.write(self.fd, b"\x03")
+            time.sleep(1)
+        try:
+            os.kill(self.pid, 15)
+        except ProcessLookupError:
+            pass
+        os.waitpid(self.pid, 0)
+
+
+class SlowServer(PaddedServer):
+    """Takes its time over one step, so that a person can type while the agent works."""
+
+    slow_step = -1
+
+    def answer(self, method, path, body, credential=""):
+        if path.startswith("/v1/messages") and body.get("tools") and anthropic_turns(body) == self.slow_step:
+            time.sleep(6)
+        return super().answer(method, path, body, credential)
+
+
+def claude_code_interactive(root: Path) -> None:
+    """A person at the interactive CLI: refuses a command at the permission prompt, says
+    why, steers while the agent works, then thanks it."""
+    repo = project(root)
+    home = root / "home"
+    config = home / ".claude"
+    config.mkdir(parents=True)
+    (config / "settings.json").write_text(json.dumps({"apiKeyHelper": "echo person-key"}))
+    (config / ".claude.json").write_text(json.dumps({
+        "hasCompletedOnboarding": True, "theme": "dark",
+        "projects": {str(repo): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}}}))
+    app = str(repo / "app.py")
+    server = SlowServer([
+        claude_tools(("Read", {"file_path": app}), text="Reading the code first."),
+        claude_tools(("Bash", {"command": "rm -rf build/", "description": "clean the build"})),
+        claude_tools(("Bash", {"command": "ls", "description": "look around"})),
+        say("Understood: build/ and app.py stay as they are."),
+        say("You're welcome."),
+    ], {})
+    server.slow_step = 2
+    server.start()
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "CLAUDE_CONFIG_DIR": str(config),
+           "ANTHROPIC_BASE_URL": server.base_url, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+           "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "TERM": "xterm-256color", "LANG": "C.UTF-8"}
+    terminal = _Terminal([str((BIN / "claude").resolve())], repo, env)
+    try:
+        terminal.wait_for("for shortcuts")
+        time.sleep(1)
+        terminal.type("Clean the build, then make answer() return 2.")
+        terminal.wait_for("Do you want to proceed?")
+        terminal.key(b"\x1b")  # Esc: refuse the command
+        terminal.wait_for("What should Claude do instead?")
+        terminal.type("No, never delete build/: it holds the fixtures")
+        time.sleep(2)  # the agent is working on its next step: these words wait in the queue
+        terminal.type("and leave app.py alone too")
+        terminal.wait_for("stay as they are", 90)
+        terminal.type("thanks")
+        terminal.wait_for("welcome")
+    finally:
+        terminal.close()
+        server.stop()
+    for path in sorted((config / "projects").glob("*/*.jsonl")):
+        keep(path, HERE / "claude-code" / f"interactive-{path.name}", root)
+
+
 def codex(root: Path) -> None:
     repo = project(root)
     home = root / "codex-home"
@@ -204,7 +315,7 @@ def aider(root: Path) -> None:
 
 
 if __name__ == "__main__":
-    wanted = sys.argv[1:] or ["claude_code", "codex", "aider"]
+    wanted = sys.argv[1:] or ["claude_code", "claude_code_interactive", "codex", "aider"]
     for name in wanted:
         with tempfile.TemporaryDirectory(prefix="failres-transcripts-") as scratch:
             globals()[name](Path(scratch))
