@@ -317,5 +317,8 @@ def aider(root: Path) -> None:
 if __name__ == "__main__":
     wanted = sys.argv[1:] or ["claude_code", "claude_code_interactive", "codex", "aider"]
     for name in wanted:
-        with tempfile.TemporaryDirectory(prefix="failres-transcripts-") as scratch:
+        # Not under /tmp: Codex will not set up its sandbox helper there.
+        cache = Path.home() / ".cache"
+        cache.mkdir(exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="failres-transcripts-", dir=cache) as scratch:
             globals()[name](Path(scratch))
