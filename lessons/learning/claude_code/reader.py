@@ -32,12 +32,13 @@ from lessons.learning.claude_code.records import (
     person_refused,
     record_role,
 )
+from lessons.learning.claude_code.fields import background_id, not_by_a_person, result_text
+from lessons.learning.claude_code.order import conversation_order
 from lessons.learning.claude_code.subagents import subagent_source
 from lessons.learning.claude_code.words import COMPACTION_OPENING, classify_user_text, person_denial_reason
 from lessons.learning.locality import DEFAULT_TRUSTED, TrustedCommands
 from lessons.learning.messages import (
     Block,
-    JsonLine,
     Message,
     Problem,
     Role,
@@ -80,35 +81,6 @@ def load_claude_code(path: Path | str, *, trusted: TrustedCommands = DEFAULT_TRU
         msg = f"{path} is not a transcript: no line of it is JSON"
         raise InvalidInput(msg, hint="a Claude Code session file has one JSON object per line")
     return reader.finish()
-
-
-def conversation_order(lines: list[JsonLine]) -> list[JsonLine]:
-    """The lines in the order of the conversation: each record after its parent
-    (`parentUuid`), file order otherwise. Claude Code can write a turn before the
-    prompt it answers; read in file order, the agent would seem to work before being
-    asked, and the prompt would seem a steer."""
-    present = {line.value["uuid"] for line in lines
-               if isinstance(line.value, dict) and isinstance(line.value.get("uuid"), str)}
-    emitted: set[str] = set()
-    waiting: dict[str, list[JsonLine]] = {}
-    ordered: list[JsonLine] = []
-    for line in lines:
-        record = line.value if isinstance(line.value, dict) else {}
-        parent = record.get("parentUuid")
-        if isinstance(parent, str) and parent in present and parent not in emitted:
-            waiting.setdefault(parent, []).append(line)
-            continue
-        stack = [line]
-        while stack:
-            current = stack.pop()
-            ordered.append(current)
-            uuid = current.value.get("uuid") if isinstance(current.value, dict) else None
-            if isinstance(uuid, str) and uuid not in emitted:
-                emitted.add(uuid)
-                stack.extend(reversed(waiting.pop(uuid, [])))
-    # A parent that never came (a cycle, a torn chain): file order, as recorded.
-    leftover = sorted((line for group in waiting.values() for line in group), key=lambda line: line.number)
-    return ordered + leftover
 
 
 @dataclass(frozen=True)
@@ -199,8 +171,8 @@ class _SessionReader:
             self.delivered = []
             blocks = self._assistant_blocks(number, record, message, content)
         else:
-            blocks = self._user_blocks(number, record, content, _background_id(record))
-            if _not_by_a_person(record):
+            blocks = self._user_blocks(number, record, content, background_id(record))
+            if not_by_a_person(record):
                 blocks = [Block(b.kind, b.text, "harness") if b.source == "person" and b.kind == "text" else b
                           for b in blocks]
         if blocks:
@@ -241,7 +213,7 @@ class _SessionReader:
 
     def _tool_result(self, number: int, record: dict, item: dict, background_id: str | None) -> Block:
         tool_use_id = item.get("tool_use_id") if isinstance(item.get("tool_use_id"), str) else ""
-        text = scrub(_result_text(item.get("content")))
+        text = scrub(result_text(item.get("content")))
         is_error = item.get("is_error") is True
         call = self.calls.get(tool_use_id)
         name = call.name if call else ""
@@ -333,7 +305,7 @@ class _SessionReader:
         prompt = attachment.get("prompt")
         origin = attachment.get("origin")
         by_person = not isinstance(origin, dict) or origin.get("kind") in (None, "human")
-        by_person = by_person and not _not_by_a_person(record)
+        by_person = by_person and not not_by_a_person(record)
         if not isinstance(prompt, str):
             self.problem(number, "queued command without text")
             return
@@ -411,36 +383,3 @@ class _SessionReader:
             derived_reason=reason or self.headless,
             problems=tuple(self.problems),
         )
-
-
-def _not_by_a_person(record: dict) -> bool:
-    """Whether a user line's own record says it was not typed by a person: its
-    `origin.kind` names another (a task notification, a coordinating agent)."""
-    origin = record.get("origin")
-    return isinstance(origin, dict) and origin.get("kind") not in (None, "human")
-
-
-def _background_id(record: dict) -> str | None:
-    """The id Claude Code gave a command it started in the background, from its own
-    structured record of the result (`toolUseResult`), never from the text."""
-    result = record.get("toolUseResult")
-    value = result.get("backgroundTaskId") if isinstance(result, dict) else None
-    return value if isinstance(value, str) and value else None
-
-
-def _result_text(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts = []
-    for item in content:
-        if (
-            isinstance(item, dict)
-            and item.get("type") == "text"
-            and isinstance(item.get("text"), str)
-        ):
-            parts.append(item["text"])
-        elif isinstance(item, dict):
-            parts.append(f"[{str(item.get('type'))[:40]}]")
-    return "\n".join(parts)
