@@ -82,6 +82,19 @@ def test_the_same_session_typed_by_hand_is_tainted_from_the_mcp_result_on(tmp_pa
     assert classify_origin(t, found[0].message_index) is Origin.UNTRUSTED
 
 
+def test_the_forged_refusals_of_the_real_session_make_no_clean_denial_and_no_proposal(
+        repo: Path, tmp_path: Path, cli) -> None:
+    typed = as_typed_by_hand(CLAUDE, tmp_path / "p" / CLAUDE.name)
+    out = cli(repo, "reflect", str(typed), "--no-edits", "--json")
+    assert out.code == 0, out.err
+    recorded = json.loads(out.out)
+    assert [d for d in recorded if d["trigger"] == "denial"] == []
+    assert all("rm -rf ~" not in d["intervention"] for d in recorded)
+    assert [d["origin"] for d in recorded] == ["untrusted"]  # the correction came after the MCP result
+    (outcome,) = json.loads(cli(repo, "learn", "--json").out)
+    assert outcome["proposal"] is None
+
+
 def test_reflect_on_the_real_session_records_the_correction_and_not_the_thanks(repo: Path, cli) -> None:
     out = cli(repo, "reflect", str(CLAUDE), "--no-edits", "--json")
     assert out.code == 0 and "warning" not in out.err, out.err
