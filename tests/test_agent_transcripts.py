@@ -288,3 +288,19 @@ def test_follow_ups_are_classified_by_rules_that_can_be_explained(words: str, ag
 ])
 def test_a_refusal_is_remembered_as_the_command_the_person_was_shown(command: str, refused: str) -> None:
     assert refused_command(command) == refused
+
+
+def test_reflect_with_no_path_mines_a_codex_rollout_kept_from_failres_own_dispatch(tmp_path: Path, cli) -> None:
+    from project import FIXED, Project
+
+    project = Project.create(tmp_path)
+    copy = (f'mkdir -p "$CODEX_HOME/sessions/2026/12/01" && '
+            f'cp {CODEX} "$CODEX_HOME/sessions/2026/12/01/{CODEX.name}"')
+    project.configure(implementer=[{"write": {"src/calc.py": FIXED}, "shell": [copy]}],
+                      extra='[bindings.impl.env]\nCODEX_HOME = "{dispatch_dir}/codex"\n')
+    assert cli(project.top, "run", str(project.plan()), "--quiet").code == 0
+    assert list(project.dispatch_logs()[0].glob("transcript.jsonl"))
+    result = cli(project.top, "reflect", "--json", "--no-edits")
+    assert result.code == 0 and "warning" not in result.err, result.err
+    assert [(d["trigger"], d["origin"], d["intervention"]) for d in json.loads(result.out)] == [
+        ("followup", "derived", "That's wrong: don't use sed for edits here, use apply_patch.")]
