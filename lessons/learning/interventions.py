@@ -8,8 +8,9 @@ and tested without a model or a store. Three triggers come from transcripts:
 - **denial** -- the person refusing a tool call or stopping the run; their
   words are the reason they typed, or else the next thing they said;
 - **followup** -- the person's words after the agent ended its turn. Only a
-  candidate: it may be a correction or simply the next task, and the reflector
-  is told to skip freely.
+  candidate: it may be a correction or simply the next task. Each is classified
+  (`followups.classify_followup`) so that, without a model, only corrections are
+  kept; with one, the reflector decides and is told to skip freely.
 
 The fourth, **edit** (a person changing a task branch after the agent committed),
 comes from git; `edit_intervention` is its pure half.
