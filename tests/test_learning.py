@@ -49,15 +49,15 @@ REFUSAL = (
 COUNTED = ("3 tasks touching `src/*` hit `gate-not-green-after-fixer`; each was resolved by widening the scope "
            "by a person's decision.")
 STEER_RULE = f'A person steered a run and said: "{STEER}"'
-DENIAL_RULE = f'Ask before running `rm`: a person refused it and said: "{DENIAL_REASON}"'
+DENIAL_RULE = f'Ask before running `rm -rf dist`: a person refused it and said: "{DENIAL_REASON}"'
 
 
 # ── transcripts, lessons and a scripted model ────────────────────────────────
 
 
-def record(kind: str, content: object, session: str = "s-clean") -> dict:
+def record(kind: str, content: object, session: str = "s-clean", **extra: object) -> dict:
     return {"type": kind, "isSidechain": False, "sessionId": session, "cwd": CWD,
-            "timestamp": "2026-02-11T20:00:00.000Z", "message": {"role": kind, "content": content}}
+            "timestamp": "2026-02-11T20:00:00.000Z", "message": {"role": kind, "content": content}, **extra}
 
 
 def person(text: str) -> dict:
@@ -73,9 +73,12 @@ def calls(tool_id: str, name: str, arguments: dict) -> dict:
 
 
 def result(tool_id: str, content: str, *, is_error: bool = False, words: str = "") -> dict:
+    """A result line as Claude Code writes it: an error's `toolUseResult` is "Error: " and its text."""
     blocks: list[dict] = [{"type": "tool_result", "tool_use_id": tool_id, "content": content, "is_error": is_error}]
     if words:
         blocks.append({"type": "text", "text": words})
+    if is_error:
+        return record("user", blocks, toolUseResult=f"Error: {content}")
     return record("user", blocks)
 
 
@@ -248,14 +251,22 @@ def test_resolved_lessons_are_counted_per_task_by_class_and_area() -> None:
         "outcomes/gate-not-green-after-fixer/area/src/*", ("0", "1", "2"), 3)
 
 
-def test_without_a_model_spoken_steers_and_refusals_become_rules_and_followups_do_not() -> None:
-    def r(trigger: str, words: str, refused: str = "") -> Reflection:
-        return Reflection(trigger + words[:3], "s", trigger, Origin.CLEAN, words, "", words, "behavior", "t",
-                          False, False, refused_tool="Bash" if refused else "", refused=refused)
+def test_without_a_model_steers_refusals_and_corrections_become_rules_and_other_followups_do_not() -> None:
+    def r(trigger: str, words: str, refused: str = "", followup: str = "", session: str = "s") -> Reflection:
+        return Reflection(trigger + words[:3] + session, session, trigger, Origin.CLEAN, words, "", words,
+                          "behavior", "t", False, False, refused_tool="Bash" if refused else "", refused=refused,
+                          followup=followup)
 
-    rules = words_candidates([r("steer", STEER), r("denial", DENIAL_REASON, "rm"), r("followup", "did you push?"),
-                              r("denial", "(the person stopped the run and said nothing more)")])
-    assert sorted(x.text for x in rules) == sorted([STEER_RULE, DENIAL_RULE])
+    correction = "No, never delete build/: it holds the fixtures."
+    rules = words_candidates([
+        r("steer", STEER), r("denial", DENIAL_REASON, "rm -rf dist"), r("followup", "did you push?", followup="request"),
+        r("followup", "did you push?"), r("denial", "(the person stopped the run and said nothing more)"),
+        r("followup", correction, followup="correction"),
+        r("followup", correction.lower(), followup="correction", session="s2")])
+    assert sorted(x.text for x in rules) == sorted([
+        STEER_RULE, DENIAL_RULE, f'A person corrected the agent after its turn and said: "{correction}"'])
+    (grouped,) = [x for x in rules if x.text.startswith("A person corrected")]
+    assert grouped.based_on_count == 2  # the same correction in two sessions: one rule, two pieces of evidence
 
 
 # ── reflect and learn with no model ──────────────────────────────────────────
@@ -266,14 +277,14 @@ def test_reflect_without_a_model_records_the_persons_own_words(repo: Path, tmp_p
     recorded = run_json(cli, repo, "reflect", str(session))
     assert [(d["trigger"], d["origin"], d["intervention"]) for d in recorded] == [
         ("steer", "clean", STEER), ("denial", "clean", DENIAL_REASON),
-        ("followup", "clean", "thanks, and now the changelog")]
+    ]  # "thanks, and now the changelog" asks for the next thing: without a model, no reflection
     for doc in recorded:
         assert doc["reflexion_text"] == doc["intervention"] and doc["model_derived"] is False
         assert doc["session_id"] == "s-clean" and doc["domain"] == "behavior" and doc["context"]
     stored = {r.id: r for r in read_reflections(Store(repo))[0]}
     assert sorted(stored) == sorted(d["id"] for d in recorded)
     log = git(repo, "log", "-1", "--format=%s", "refs/failres/store").strip()
-    assert log == "failres: reflect 1 sessions (3 reflections)"
+    assert log == "failres: reflect 1 sessions (2 reflections)"
 
 
 def test_without_paths_reflect_reads_claude_codes_folder_for_this_repository(
@@ -284,14 +295,14 @@ def test_without_paths_reflect_reads_claude_codes_folder_for_this_repository(
     folder = claude_code_project_dir(repo.resolve(), isolated_home)
     assert folder.name == str(repo.resolve()).replace("/", "-").replace(".", "-").replace("_", "-")
     write_session(folder / "s.jsonl", CLEAN_SESSION)
-    assert len(run_json(cli, repo, "reflect")) == 3
+    assert len(run_json(cli, repo, "reflect")) == 2  # the steer and the refusal; "thanks, and now..." is not one
 
 
 def test_a_session_is_mined_once_and_a_grown_session_from_where_it_stopped(repo: Path, tmp_path: Path, cli) -> None:
     session = write_session(tmp_path / "t" / "s.jsonl", CLEAN_SESSION[:5])
     assert len(run_json(cli, repo, "reflect", str(session))) == 1
     assert run_json(cli, repo, "reflect", str(session)) == []
-    write_session(session, CLEAN_SESSION)
+    write_session(session, [*CLEAN_SESSION, person("no, not the changelog: the release notes")])
     assert [d["trigger"] for d in run_json(cli, repo, "reflect", str(session))] == ["denial", "followup"]
     assert len(read_reflections(Store(repo))[0]) == 3
 
@@ -458,7 +469,8 @@ def test_a_scripted_model_drives_reflect_and_learn_on_the_real_fixtures(repo: Pa
     (learner_prompt,) = prompts(model, "learner")
     assert "Refuse nothing silently" in learner_prompt
     for untrusted in by_origin["untrusted"]:
-        assert untrusted["intervention"] not in learner_prompt
+        if not untrusted["intervention"].startswith("(the person"):  # the clean refusal said nothing either
+            assert untrusted["intervention"] not in learner_prompt
     run_json(cli, repo, "proposals", "accept", proposal["id"])
     assert "- Say which directory you will clean before deleting anything." in rules_block(Store(repo))
 

@@ -46,7 +46,8 @@ def refusal_session(session: str, command: str) -> list[dict]:
     return [
         rec("user", "start the server", session),
         rec("assistant", [{"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": command}}], session),
-        rec("user", [{"type": "tool_result", "tool_use_id": "b1", "content": refused, "is_error": True}], session),
+        {**rec("user", [{"type": "tool_result", "tool_use_id": "b1", "content": refused, "is_error": True}], session),
+         "toolUseResult": "User rejected tool use"},  # how Claude Code records the person's refusal
         rec("user", [{"type": "text", "text": "[Request interrupted by user for tool use]"}], session),
     ]
 

@@ -194,11 +194,13 @@ def lessons_import(project: Project, tmp: Path, lines: list[str], cli) -> None:
 
 
 def _transcript_of(lines: list[str], tmp: Path) -> Path:
-    """A generic-format session in which a person steers with each line, one turn apiece."""
+    """A generic-format session in which a person steers with each line, one call apiece."""
     messages = [{"format": "failres.transcript/1", "session_id": "canaries", "kind": "interactive",
                  "cwd": str(tmp)}, {"role": "user", "text": "Fix the parser."}]
     for n, line in enumerate(lines):
-        messages.append({"role": "assistant", "text": f"step {n}: reading the parser"})
+        messages.append({"role": "assistant", "tool": "Read", "tool_use_id": f"r{n}",
+                         "input": {"file_path": "parser.py"}})
+        messages.append({"role": "tool", "tool_use_id": f"r{n}", "text": f"step {n}: the parser"})
         messages.append({"role": "user", "text": line})
     path = tmp / "session.jsonl"
     path.write_text("".join(json.dumps(m) + "\n" for m in messages))

@@ -102,19 +102,57 @@ def test_a_cd_out_of_the_tree_takes_relative_paths_out_with_it(tmp_path: Path) -
 @pytest.mark.parametrize(
     ("command", "local"),
     [
-        ("cd src && cat ../README.md", True),
-        ("cd src && cd lib && cat ../../README.md", True),
+        ("cd src && cat ../node_modules/x/README", True),
+        ("cd src && cd lib && cat ../../node_modules/x/README", True),
         # `cd` may have failed after `;`, and a subshell's `cd` ends with it: from the
-        # top, ../README.md is outside.
-        ("cd src; cat ../README.md", False),
-        ("(cd src && ls) && cat ../README.md", False),
-        ("cd src | cat ../README.md", False),
-        ("cd .. && ls", False),
-        ("cd src && cat ../../etc/passwd", False),
+        # top, ../node_modules is a store of other people's packages outside the tree.
+        ("cd src; cat ../node_modules/x/README", False),
+        ("(cd src && ls) && cat ../node_modules/x/README", False),
+        ("cd src | cat ../node_modules/x/README", False),
+        ("cd /tmp && ls", False),
+        ("cd src && cat ../../../../tmp/x", False),
     ],
 )
 def test_a_cd_inside_a_command_moves_where_its_later_paths_resolve(command: str, local: bool) -> None:
     assert shell_command_is_local(command, TOP) is local
+
+
+@pytest.mark.parametrize(
+    ("command", "local"),
+    [
+        # The person's own files are first-party wherever they lie on their machine...
+        ("cat ../README.md", True),
+        ("cd .. && ls", True),
+        ("cat ~/notes/todo.md", True),
+        ("cat /etc/hosts", True),
+        # ...but not where third-party content lands.
+        ("cat ~/Downloads/page.html", False),
+        ("cat /tmp/page.html", False),
+        ("cat ~/.cache/pip/x", False),
+        ("cat ~/.cargo/registry/src/x/README.md", False),
+        ("cat ~other/notes.txt", False),
+    ],
+)
+def test_the_persons_own_files_outside_the_tree_are_first_party(command: str, local: bool) -> None:
+    assert shell_command_is_local(command, TOP) is local
+
+
+def test_a_session_started_in_the_home_directory_does_not_own_the_downloads(tmp_path: Path) -> None:
+    home = "/home/ana"
+    t = load(
+        tmp_path,
+        person("summarise my notes", cwd=home),
+        calls("t1", "Read", {"file_path": f"{home}/notes/plan.md"}, cwd=home),
+        result("t1", "my plan", cwd=home),
+        says("Your plan is short."),
+        person("no, include the dates too", cwd=home),
+        calls("t2", "Read", {"file_path": f"{home}/Downloads/page.html"}, cwd=home),
+        result("t2", "a page someone sent", cwd=home),
+        says("Read it."),
+        person("no, leave that page alone", cwd=home),
+    )
+    assert sources(t) == ["repo", "outside"]
+    assert origins(t) == [Origin.CLEAN, Origin.UNTRUSTED]
 
 
 def test_in_the_generic_format_a_cd_leaves_both_directories_possible(tmp_path: Path) -> None:
@@ -125,13 +163,13 @@ def test_in_the_generic_format_a_cd_leaves_both_directories_possible(tmp_path: P
         {"role": "tool", "tool_use_id": "a", "text": "app.css"},
         {"role": "assistant", "tool": "Read", "tool_use_id": "b", "input": {"file_path": "app.css"}},
         {"role": "tool", "tool_use_id": "b", "text": "body {}"},
-        {"role": "assistant", "tool": "Read", "tool_use_id": "c", "input": {"file_path": "../x"}},
+        {"role": "assistant", "tool": "Read", "tool_use_id": "c", "input": {"file_path": "../node_modules/x"}},
         {"role": "tool", "tool_use_id": "c", "text": "?"},
     ]
     path = tmp_path / "g.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    # app.css is inside from either directory; ../x is inside only from assets/, and the
-    # format does not say whether the harness kept the shell there.
+    # app.css is inside from either directory; ../node_modules/x is the tree's own only
+    # from assets/, and the format does not say whether the harness kept the shell there.
     assert sources(load_generic(path)) == ["repo", "repo", "outside"]
 
 
@@ -215,8 +253,8 @@ def test_a_spilled_result_read_back_keeps_the_provenance_of_its_call(tmp_path: P
     assert sources(t) == ["repo", "repo", "outside", "outside", "outside"]
 
 
-def test_writing_a_file_outside_the_tree_brings_nothing_in_but_editing_one_does(tmp_path: Path) -> None:
-    plan = "/home/ana/.claude/plans/a-plan.md"
+def test_writing_a_file_brings_nothing_in_but_editing_a_downloaded_one_does(tmp_path: Path) -> None:
+    plan = "/home/ana/Downloads/a-plan.md"
     t = load(
         tmp_path,
         person("plan it"),
@@ -302,11 +340,28 @@ def test_real_sessions_by_origin_with_the_default_tools(real: Path, repo: Path, 
 def test_real_sessions_by_origin_with_the_projects_own_tools_trusted(real: Path, repo: Path, cli) -> None:
     listed = json.dumps([*DEFAULT_TRUSTED_COMMANDS, *PROJECT_TOOLS])
     (repo / ".failres.toml").write_text(f"[learning]\ntrusted_commands = {listed}\n")
-    # "check again" moves: everything before it is the tree, beads, local mix tasks and
-    # the background `mix test` output. The steer after `bd sync --from-main` (which
-    # fetched the very beads it speaks of) and everything after `git push`, a web search
-    # or a subagent stays untrusted.
-    assert origin_counts(cli, repo, real) == {"clean": 2, "untrusted": 5, "derived": 0}
+    # The refusal of `TaskOutput` and the "check again" that followed move: everything
+    # before them is the tree, beads, local mix tasks and the background `mix test`
+    # output. The steer after `bd sync --from-main` (which fetched the very beads it
+    # speaks of) and everything after `git push`, a web search or a subagent stays
+    # untrusted. Follow-ups that ask for the next thing ("did you push?", "create the
+    # beads") are no reflection at all without a model.
+    assert origin_counts(cli, repo, real) == {"clean": 3, "untrusted": 4, "derived": 0}
+
+
+def test_a_real_session_whose_person_corrected_the_agent_in_their_own_tree_yields_a_pending_proposal(
+        real: Path, repo: Path, cli) -> None:
+    listed = json.dumps([*DEFAULT_TRUSTED_COMMANDS, *PROJECT_TOOLS])
+    (repo / ".failres.toml").write_text(f"[learning]\ntrusted_commands = {listed}\n")
+    session = real / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+    out = cli(repo, "reflect", str(session), "--no-edits", "--json")
+    assert out.code == 0, out.err
+    clean = [(d["trigger"], d["intervention"]) for d in json.loads(out.out) if d["origin"] == "clean"]
+    assert clean == [("denial", "(the person refused the tool call and said nothing more)"),
+                     ("steer", "check again")]
+    (outcome,) = json.loads(cli(repo, "learn", "--json").out)
+    assert outcome["proposal"]["status"] == "pending"
+    assert "A person steered a run and said: \"check again\"" in [r["text"] for r in outcome["proposal"]["rules"]]
 
 
 def test_real_reads_of_the_tree_after_a_cd_into_assets_stay_inside(real: Path) -> None:

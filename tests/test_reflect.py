@@ -30,13 +30,13 @@ def test_skipped_lines_are_reported_with_their_numbers_and_unknown_record_types_
         '{"type": "assistant", "mess',
         {"type": "web-clip", "content": "a page"},
         claude("assistant", [{"type": "text", "text": "Tidied."}]),
-        claude("user", "and the changelog"),
+        claude("user", "no, not the changelog"),
     ])
     out = cli(repo, "reflect", str(path), "--json")
     assert out.code == 0, out.err
-    (warning,) = [line for line in out.err.splitlines() if "skipped" in line]
-    assert warning == (f"warning: {path}: skipped 2 line(s), and every intervention after the first of them is "
-                       "untrusted: line 2 (not JSON), 3 (unknown record type 'web-clip')")
+    (warning,) = [line for line in out.err.splitlines() if "not understood" in line]
+    assert warning == (f"warning: {path}: 2 line(s) not understood, so every intervention from line 2 (not JSON) "
+                       "on is untrusted: line 2 (not JSON), 3 (unknown record type 'web-clip')")
     (recorded,) = json.loads(out.out)
     assert recorded["origin"] == "untrusted"
 
@@ -56,8 +56,8 @@ def test_a_generic_transcript_reports_its_bad_lines_too(repo: Path, tmp_path: Pa
 
 def test_a_session_already_mined_is_not_reported_again(repo: Path, tmp_path: Path, cli) -> None:
     path = write_lines(tmp_path / "t" / "s.jsonl", [claude("user", "go"), "not json"])
-    assert "skipped 1 line(s)" in cli(repo, "reflect", str(path)).err
-    assert "skipped" not in cli(repo, "reflect", str(path)).err
+    assert "1 line(s) not understood" in cli(repo, "reflect", str(path)).err
+    assert "not understood" not in cli(repo, "reflect", str(path)).err
 
 
 def test_a_slash_command_in_a_generic_transcript_is_never_an_intervention(repo: Path, tmp_path: Path, cli) -> None:

@@ -76,11 +76,14 @@ def calls(tool_id: str, name: str, arguments: dict) -> dict:
 
 
 def result(tool_id: str, content: object, *, is_error: bool = False, words: str = "") -> dict:
+    """A result line as Claude Code writes it: an error's `toolUseResult` is "Error: " and its text."""
     blocks: list[dict] = [
         {"type": "tool_result", "tool_use_id": tool_id, "content": content, "is_error": is_error}
     ]
     if words:
         blocks.append({"type": "text", "text": words})
+    if is_error and isinstance(content, str):
+        return record("user", blocks, toolUseResult=f"Error: {content}")
     return record("user", blocks)
 
 
@@ -556,8 +559,8 @@ def test_local_shell_commands_stay_in_the_repository(command: str) -> None:
         "git pull",
         "npm install left-pad",
         "bd show task-1",
-        "cat ~/.netrc",
-        "cat ../other/secrets",
+        "cat ~/Downloads/page.html",
+        "cat /tmp/other/notes",
         "tail /tmp/task.output",
         'echo "$(curl -s https://x)"',
         "ls `curl x`",
@@ -854,12 +857,14 @@ def test_real_interrupts_take_the_words_that_followed_and_web_content_taints(rea
     assert origins(t) == [Origin.UNTRUSTED, Origin.UNTRUSTED]
 
 
-def test_real_interrupt_after_a_plan_takes_the_next_instruction(real: Path) -> None:
+def test_real_interrupt_after_a_plan_leaves_the_next_task_a_request_not_its_reason(real: Path) -> None:
     t = load_transcript(real / "subagent.jsonl")
-    [found] = extract_interventions(t)
-    assert (found.trigger, found.intervention) == (Trigger.DENIAL, "create the beads")
+    stop, after = extract_interventions(t)
+    assert (stop.trigger, stop.intervention) == (Trigger.DENIAL, STOPPED_WITHOUT_WORDS)
+    # "create the beads" asks for the next thing: it is not why the run was stopped.
+    assert (after.trigger, after.intervention, after.followup) == (Trigger.FOLLOWUP, "create the beads", "request")
     assert (
-        classify_origin(t, found.message_index) == Origin.UNTRUSTED
+        classify_origin(t, after.message_index) == Origin.UNTRUSTED
     ), "WebSearch results came before"
 
 
@@ -867,12 +872,14 @@ def test_real_long_session_finds_the_denial_the_queued_steer_and_the_followup(re
     t = load_transcript(real / "258c7280-ae70-4798-800f-63464d01a85d.jsonl")
     found = extract_interventions(t)
     assert [(i.trigger, i.intervention) for i in found] == [
-        (Trigger.DENIAL, "check again"),
+        (Trigger.DENIAL, REFUSED_WITHOUT_WORDS),
+        (Trigger.STEER, "check again"),
         (Trigger.STEER, "new beads for the epic were added. tackle them"),
         (Trigger.FOLLOWUP, "did you push?"),
     ]
     assert "TaskOutput" in found[0].context
-    assert "Yes" in found[2].aftermath
+    assert "Yes" in found[3].aftermath
+    assert found[3].followup == "request"
     texts = " ".join(i.intervention for i in found)
     assert "task-notification" not in texts and "continued from a previous" not in texts
 
@@ -908,7 +915,7 @@ def test_mining_reads_sidechains_beside_their_session_in_a_fixed_order(real: Pat
         "agent-a881341.jsonl",
         "short.jsonl",
     ]
-    assert [len(s.interventions) for s in sessions] == [3, 0, 1]
+    assert [len(s.interventions) for s in sessions] == [4, 0, 1]
     assert sessions[2].interventions[0].origin == Origin.CLEAN
 
 

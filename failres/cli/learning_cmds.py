@@ -28,7 +28,8 @@ def _warn(text: str) -> None:
 
 @app.command(rich_help_panel=KNOWLEDGE, epilog="git failres reflect ~/.claude/projects/my-repo")
 def reflect(
-    paths: list[Path] = typer.Argument(None, help="Transcript files or directories (default: learning.transcripts, "
+    paths: list[Path] = typer.Argument(None, help="Claude Code, Codex or aider transcripts, or directories of them "
+                                                  "(default: failres's own dispatches' and learning.transcripts, "
                                                   "else Claude Code's folder for this repository)."),
     edits: bool = typer.Option(True, "--edits/--no-edits", help="Also mine people's edits of landed tasks."),
     json_out: bool = typer.Option(False, "--json", help="Print the reflections recorded, as a JSON array."),
@@ -141,6 +142,10 @@ def proposals_show(
     if doc["stale"]:
         out.print("stale: the live learned rules changed since; accepting it is refused", markup=False)
     out.print(f"evidence: {doc['evidence']}", markup=False)
+    for ev in doc.get("evidence_lines", []):
+        where = f"{ev['source_path'] or ev['session_id']}" + (f":{ev['line']}" if ev["line"] else "")
+        words = " ".join(str(ev["intervention"]).split())
+        out.print(f"  {where}  session {ev['session_id']}  {ev['trigger']} {ev['origin']}: {words[:100]}", markup=False)
     out.print("changes:", markup=False)
     for line in doc["changes"] or ["(none)"]:
         out.print(f"  {line}", markup=False)

@@ -91,6 +91,10 @@ def _print_report(data: dict) -> None:
     for d in data["openDecisions"]:
         files = d.get("files") if isinstance(d.get("files"), list) else []
         out.print(f"  {d.get('id')}  {d.get('slug')}/{d.get('task')}  {', '.join(map(str, files))}", markup=False)
+    from failres.report.learned_rules import text_lines
+
+    for line in text_lines(data.get("learnedRules", [])):
+        out.print(line, markup=False)
 
 
 @app.command(rich_help_panel=LESSONS, epilog="git failres report --html report.html")

@@ -18,11 +18,13 @@ from failres.config.model import Config
 from failres.errors import UsageError
 from failres.landing.person_edits import edit_sources
 from failres.knowledge.outcome_evidence import resolved_outcomes
-from lessons.learning.interventions import mine
+from lessons.learning.belonging import session_repository
+from lessons.learning.interventions import MinedSession, mine
 from lessons.learning.locality import TrustedCommands
 from lessons.learning.learner import LearnOutcome
 from lessons.learning.learner import learn as learn_rules
 from lessons.learning.reflector import ReflectOutcome, reflect_sources, sources_from_sessions
+from lessons.learning.store_io import read_reflections
 from lessons.capacity import reclaim_full_stores
 from lessons.ledger import read_validations, rule_tallies
 from lessons.policy import Policy
@@ -59,33 +61,22 @@ def claude_code_project_dir(top: Path, home: Path) -> Path:
 
 
 def dispatch_transcripts(git_dir: Path) -> list[Path]:
-    """The agent transcripts failres kept from its own dispatches (`git failres logs`), in a
-    format the miner reads; a CLI's own session format that it does not is left out."""
+    """The agent transcripts failres kept from its own dispatches (`git failres logs`) that
+    the miner reads: Claude Code sessions, Codex rollouts and aider chat histories (an
+    aider LLM log beside them is not a conversation and is left out)."""
     root = git_dir / "failres" / "logs"
-    return [path for path in sorted(root.glob("*/*/*/*/transcript*.jsonl")) if _is_claude_code_session(path)]
+    kept = sorted([*root.glob("*/*/*/*/transcript*.jsonl"), *root.glob("*/*/*/*/transcript*.md")])
+    return [path for path in kept if _readable_transcript(path)]
 
 
-# The record types a Claude Code session opens with; Codex's rollout files open with
-# "session_meta", a format the miner does not read.
-_CLAUDE_CODE_TYPES = frozenset({"user", "assistant", "system", "summary"})
-
-
-def _is_claude_code_session(path: Path, lines: int = 10) -> bool:
-    import json
+def _readable_transcript(path: Path) -> bool:
+    from lessons.errors import InvalidInput
+    from lessons.learning.generic import sniff_format
 
     try:
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            head = [handle.readline() for _ in range(lines)]
-    except OSError:
+        return sniff_format(path) in ("claude-code", "codex", "aider")
+    except InvalidInput:
         return False
-    for line in head:
-        try:
-            record = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(record, dict) and ("sessionId" in record or record.get("type") in _CLAUDE_CODE_TYPES):
-            return True
-    return False
 
 
 def default_transcript_paths(config: Config, top: Path, environ: Mapping[str, str],
@@ -147,7 +138,9 @@ def reflect(store: Store, repo, config: Config, top: Path, paths: Sequence[Path]
         if note:
             notes.append(note)
     trusted = TrustedCommands.of(config.learning.trusted_commands)
-    sources = sources_from_sessions(mine(chosen, trusted=trusted)) if chosen else []
+    sessions = mine(chosen, trusted=trusted) if chosen else []
+    sessions = _belonging_here(sessions, top, Path(repo.path), notes)
+    sources = sources_from_sessions(sessions)
     if edits:
         found, edit_notes = edit_sources(repo, store)
         sources.extend(found)
@@ -155,6 +148,22 @@ def reflect(store: Store, repo, config: Config, top: Path, paths: Sequence[Path]
     outcome = reflect_sources(store, sources, provider_for(config, top), clock=clock)
     reclaim_after_write(store, policy, ("reflections",))
     return ReflectReport(outcome, [str(p) for p in chosen], notes)
+
+
+def _belonging_here(sessions: Sequence[MinedSession], top: Path, git_dir: Path, notes: list[str]) -> list[MinedSession]:
+    """The sessions whose lessons belong to this repository: those whose files lie in it, or
+    whose files are nowhere on this machine. failres's own dispatches always do (their
+    workspaces are repositories of their own)."""
+    here = top.resolve()
+    own = (git_dir / "failres" / "logs").resolve()
+    kept = []
+    for session in sessions:
+        other = session_repository(session.transcript)
+        if other and Path(other).resolve() != here and not session.path.resolve().is_relative_to(own):
+            notes.append(f"{session.path}: its files are in another repository ({other}); not mined here")
+            continue
+        kept.append(session)
+    return kept
 
 
 def learn(store: Store, config: Config, top: Path, domain: str | None, *, policy: Policy | None = None,
@@ -202,7 +211,19 @@ def list_proposals(store: Store, config: Config, status: str | None = None,
 
 
 def show_proposal(store: Store, config: Config, prefix: str) -> dict:
-    return proposal_document(store, find_proposal(store, prefix), config, full=True)
+    proposal = find_proposal(store, prefix)
+    doc = proposal_document(store, proposal, config, full=True)
+    doc["evidence_lines"] = evidence_lines(store, proposal.reflection_ids)
+    return doc
+
+
+def evidence_lines(store: Store, reflection_ids: Sequence[str]) -> list[dict]:
+    """Where each reflection a proposal rests on came from: the session, the line of its
+    transcript (0 when the reader could not say), its origin and the person's words."""
+    by_id = {r.id: r for r in read_reflections(store)[0]}
+    found = [by_id[i] for i in reflection_ids if i in by_id]
+    return [{"reflection": r.id, "session_id": r.session_id, "source_path": r.source_path, "line": r.line,
+             "origin": str(r.origin), "trigger": r.trigger, "intervention": r.intervention} for r in found]
 
 
 def accept(store: Store, config: Config, prefix: str, only: Sequence[str] = (), *, policy: Policy | None = None,

@@ -284,4 +284,7 @@ def load_report(store, *, repository: str = "", branch: str = "") -> tuple[dict,
     lessons, lesson_problems = read_lessons(store)
     decisions, decision_problems = read_decisions(store)
     report = build_report(events, lessons, decisions, repository=repository, branch=branch)
+    from failres.report.learned_rules import learned_rule_rows
+
+    report["learnedRules"] = learned_rule_rows(store)
     return report, problems + lesson_problems + decision_problems

@@ -219,7 +219,10 @@ def _tables(report: Mapping) -> list[str]:
 
 
 def render_html(report: Mapping, *, generated_at: str = "", title: str = "failres report") -> str:
-    body = [*_header(report, generated_at, title), *_kpis(report), *_charts(report), *_tables(report)]
+    from failres.report.learned_rules import html_section
+
+    body = [*_header(report, generated_at, title), *_kpis(report), *_charts(report), *_tables(report),
+            *html_section(report.get("learnedRules", []), escape, _table)]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             '<meta name="viewport" content="width=device-width,initial-scale=1">'
             f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>\n"

@@ -5,12 +5,12 @@ themselves, and that is evidence code can count. Interventions that say the same
 thing become one candidate with a count:
 
 - steers with the same words (ignoring case, spacing and end punctuation);
+- follow-ups that correct the agent (`lessons.learning.followups`), with the same words;
 - refusals of the same command family (`mix phx.server 2>&1 | head -80` and
   `mix phx.server` are one thing refused), quoting what the person said, if anything;
 - a person's edits of the same file after the agent's commit, in two tasks or more.
 
-Follow-ups stay evidence only: without a model there is no telling a correction
-from the next task.
+Other follow-ups (acknowledgements, answers, the next task) are never proposed.
 
 The budget never deadlocks learning: a candidate set keeps the live rules and takes
 new ones strongest first (more evidence, then earlier) while they fit, and says how
@@ -60,6 +60,8 @@ def _group_key(reflection: Reflection) -> tuple[str, ...] | None:
     words = _spoken(reflection)
     if reflection.trigger == "steer":
         return ("steer", normalized(words)) if words else None
+    if reflection.trigger == "followup":
+        return ("followup", normalized(words)) if words and reflection.followup == "correction" else None
     if reflection.trigger != "denial":
         return None
     if reflection.refused:
@@ -81,8 +83,10 @@ def _render(group: _Group) -> str:
         return f"A person steered a run and said: {_quoted(said)}"
     if kind == "stop":
         return f"A person stopped a run and said: {_quoted(said)}"
+    if kind == "followup":
+        return f"A person corrected the agent after its turn and said: {_quoted(said)}"
     _, tool, family = group.key
-    act = f"running `{family}`" if tool == "Bash" else f"using {tool}"
+    act = f"running `{family}`" if family and family != tool else f"using {tool}"
     # The count is the rule's evidence (`based_on_count`), not its words: a rule's text
     # stays the same as evidence grows, so more of it is not a new proposal.
     text = f"Ask before {act}: a person refused it"

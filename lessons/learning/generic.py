@@ -19,7 +19,11 @@ from itertools import islice
 from pathlib import Path
 
 from lessons.errors import InvalidInput
+from lessons.learning.aider import FORMAT as AIDER
+from lessons.learning.aider import is_aider_history, load_aider
 from lessons.learning.claude_code import load_claude_code
+from lessons.learning.codex import FORMAT as CODEX
+from lessons.learning.codex import is_codex_rollout, load_codex
 from lessons.learning.messages import (
     SOURCES,
     Block,
@@ -45,7 +49,8 @@ TOOL_INPUT_LIMIT = 2000
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 _SNIFF_LINES = 50
 _FORMATS_HINT = (
-    "failres reads Claude Code session files and the format in docs/transcript-format.md"
+    "failres reads Claude Code session files, Codex CLI rollouts, aider chat histories and the format in "
+    "docs/transcript-format.md"
 )
 
 
@@ -55,18 +60,27 @@ def load_transcript(path: Path | str, *, trusted: TrustedCommands = DEFAULT_TRUS
     `trusted` are the commands whose output counts as the repository's own.
     """
     path = Path(path)
-    if sniff_format(path) == FORMAT:
+    found = sniff_format(path)
+    if found == FORMAT:
         return load_generic(path, trusted=trusted)
+    if found == CODEX:
+        return load_codex(path, trusted=trusted)
+    if found == AIDER:
+        return load_aider(path, trusted=trusted)
     return load_claude_code(path, trusted=trusted)
 
 
 def sniff_format(path: Path) -> str:
-    """`generic` or `claude-code`, from the first records; InvalidInput when neither."""
+    """`generic`, `claude-code`, `codex` or `aider`, from the first records; InvalidInput when none."""
+    if is_aider_history(path):
+        return AIDER
     try:
         for line in islice(read_json_lines(path), _SNIFF_LINES):
             record = line.value
             if not isinstance(record, dict):
                 continue
+            if is_codex_rollout([record]):
+                return CODEX
             if "role" in record or (
                 "type" not in record
                 and any(k in record for k in ("session_id", "format", "messages"))

@@ -8,8 +8,9 @@ and tested without a model or a store. Three triggers come from transcripts:
 - **denial** -- the person refusing a tool call or stopping the run; their
   words are the reason they typed, or else the next thing they said;
 - **followup** -- the person's words after the agent ended its turn. Only a
-  candidate: it may be a correction or simply the next task, and the reflector
-  is told to skip freely.
+  candidate: it may be a correction or simply the next task. Each is classified
+  (`followups.classify_followup`) so that, without a model, only corrections are
+  kept; with one, the reflector decides and is told to skip freely.
 
 The fourth, **edit** (a person changing a task branch after the agent committed),
 comes from git; `edit_intervention` is its pure half.
@@ -28,11 +29,12 @@ from enum import StrEnum
 from pathlib import Path
 
 from lessons.errors import InvalidInput
+from lessons.learning.followups import Followup, classify_followup
 from lessons.learning.generic import load_transcript
 from lessons.learning.locality import DEFAULT_TRUSTED, TrustedCommands
 from lessons.learning.messages import Block, Problem, Transcript, clip
 from lessons.learning.provenance import SHELL_TOOLS, Origin, classify_origin
-from lessons.learning.shell_text import command_family
+from lessons.learning.shell_text import refused_command
 
 # Bounds keep every reflection small enough to read, and to send to a model,
 # whatever a person pasted or a tool printed.
@@ -78,6 +80,11 @@ class Intervention:
     refused: str = ""
     # An edit: the files the person changed.
     files: tuple[str, ...] = ()
+    # Words after the agent's turn (and after a stop): what they are without a model
+    # (`lessons.learning.followups`); "" for other triggers.
+    followup: str = ""
+    # The line of the transcript file the person's words (or refusal) are on; 0 when unknown.
+    line: int = 0
 
 
 @dataclass
@@ -103,11 +110,14 @@ def extract_interventions(transcript: Transcript) -> list[Intervention]:
     agent_has_worked = False  # before that, the person's words are the task
     mid_run = False  # the agent's latest message called tools
     last_agent_index = -1
+    agent_said = ""
     for message in transcript.messages:
         if message.role == "assistant":
             calls = message.tool_uses()
-            if calls or message.texts_by("agent").strip():
+            said = message.texts_by("agent").strip()
+            if calls or said:
                 agent_has_worked, mid_run, last_agent_index = True, bool(calls), message.index
+                agent_said = said or agent_said
             continue
         for block in message.blocks:
             if block.kind not in ("denial", "interrupt"):
@@ -118,6 +128,8 @@ def extract_interventions(transcript: Transcript) -> list[Intervention]:
                 open_stop = _Stop(message.index, message.index)
                 stops.append(open_stop)
             open_stop.last_index = message.index
+            if block.kind == "interrupt":
+                mid_run = False  # the run stopped: what the person says next follows it
             if block.kind == "denial":
                 open_stop.refused_ids.append(block.tool_use_id)
                 if block.text:
@@ -125,12 +137,16 @@ def extract_interventions(transcript: Transcript) -> list[Intervention]:
         words = message.texts_by("person").strip()
         if not words or not agent_has_worked:
             continue
+        kind = classify_followup(words, agent_said)
         if open_stop is not None and open_stop.awaits_words():
-            open_stop.words, open_stop.words_index = words, message.index
-            open_stop = None
-            continue
+            # The next words after a stop are its reason only when they correct what
+            # was stopped; "ok", an answer or the next task leave the stop wordless.
+            stop, open_stop = open_stop, None
+            if kind is Followup.CORRECTION:
+                stop.words, stop.words_index = words, message.index
+                continue
         trigger = Trigger.STEER if mid_run else Trigger.FOLLOWUP
-        found.append(_spoken(transcript, trigger, message.index, words))
+        found.append(_spoken(transcript, trigger, message.index, words, kind))
     found.extend(_refusal(transcript, stop) for stop in stops)
     return sorted(found, key=lambda i: i.message_index)
 
@@ -154,7 +170,7 @@ def edit_intervention(task: str, diff_text: str, files: Sequence[str]) -> Interv
     )
 
 
-def _spoken(transcript: Transcript, trigger: Trigger, index: int, words: str) -> Intervention:
+def _spoken(transcript: Transcript, trigger: Trigger, index: int, words: str, kind: Followup) -> Intervention:
     return Intervention(
         trigger=trigger,
         message_index=index,
@@ -162,6 +178,8 @@ def _spoken(transcript: Transcript, trigger: Trigger, index: int, words: str) ->
         context=_context_before(transcript, index, refused_ids=()),
         aftermath=_aftermath(transcript, index),
         session_id=transcript.session_id,
+        followup=str(kind),
+        line=transcript.messages[index].line,
     )
 
 
@@ -183,11 +201,13 @@ def _refusal(transcript: Transcript, stop: _Stop) -> Intervention:
         session_id=transcript.session_id,
         refused_tool=tool,
         refused=family,
+        followup=str(Followup.CORRECTION) if stop.words else "",
+        line=transcript.messages[index].line,
     )
 
 
 def _refused_call(transcript: Transcript, stop: _Stop) -> tuple[str, str]:
-    """(tool, family) of the first call refused in a stop: the one the person was shown.
+    """(tool, command) of the first call refused in a stop: the one the person was shown.
 
     Calls refused with it at the same prompt were refused along with it, unseen.
     """
@@ -198,14 +218,18 @@ def _refused_call(transcript: Transcript, stop: _Stop) -> tuple[str, str]:
         for call in message.tool_uses():
             if call.tool_use_id != wanted:
                 continue
-            if call.tool_name not in SHELL_TOOLS:
-                return call.tool_name, call.tool_name
             try:
                 arguments = json.loads(call.tool_input)
             except ValueError:
-                return call.tool_name, ""  # clipped when read: no family rather than a wrong one
-            command = arguments.get("command") if isinstance(arguments, dict) else None
-            return call.tool_name, command_family(command) if isinstance(command, str) else ""
+                arguments = None  # clipped when read: no command rather than a wrong one
+            command = None
+            if isinstance(arguments, dict):
+                command = arguments.get("command", arguments.get("cmd"))
+            if isinstance(command, str):
+                return call.tool_name, refused_command(command)
+            if call.tool_name in SHELL_TOOLS:
+                return call.tool_name, ""
+            return call.tool_name, call.tool_name
     return "", ""
 
 
@@ -340,8 +364,18 @@ def problems_note(path: Path | str, problems: Sequence[Problem]) -> str:
     shown = ", ".join(f"{p.line} ({p.reason})" for p in readable[:PROBLEMS_SHOWN])
     more = len(readable) - PROBLEMS_SHOWN
     tail = f" and {more} more" if more > 0 else ""
-    return (f"{path}: skipped {len(readable)} line(s), and every intervention after the first of them is "
-            f"untrusted: line {shown}{tail}")
+    first = readable[0]
+    return (f"{path}: {len(readable)} line(s) not understood, so every intervention from line {first.line} "
+            f"({first.reason}) on is untrusted: line {shown}{tail}")
+
+
+def _files_in(folder: Path) -> list[Path]:
+    """A folder's transcripts: its `*.jsonl` files, the Codex rollouts below it (a
+    CODEX_HOME's `sessions/`), and an aider chat history in it."""
+    found = sorted(folder.glob("*.jsonl"))
+    found += [p for p in sorted(folder.glob("*/**/rollout-*.jsonl")) if p not in found]
+    chat = folder / ".aider.chat.history.md"
+    return found + ([chat] if chat.is_file() else [])
 
 
 def transcript_files(paths: Iterable[Path]) -> list[Path]:
@@ -349,7 +383,7 @@ def transcript_files(paths: Iterable[Path]) -> list[Path]:
     files: list[Path] = []
     for given in paths:
         path = Path(given)
-        for candidate in sorted(path.glob("*.jsonl")) if path.is_dir() else [path]:
+        for candidate in _files_in(path) if path.is_dir() else [path]:
             files.append(candidate)
             sidechains = candidate.parent / candidate.stem / "subagents"
             files.extend(sorted(sidechains.glob("agent-*.jsonl")))

@@ -6,8 +6,9 @@ Two kinds of rule, owned by two different writers:
   the domain's directives with the new reflections absorbed (merging, resolving
   contradictions); without one, what people said or refused is grouped and
   counted (`lessons.learning.candidates`): one candidate per thing said, never
-  one quote per moment. Follow-up turns need a model to be read as corrections
-  at all, so without one they stay evidence only.
+  one quote per moment. Without a model only follow-ups the classifier reads as
+  corrections (`lessons.learning.followups`) are grouped; the others never became
+  reflections.
 - **Counted rules**, computed by code from failres's own outcomes: which failures
   landed tasks hit and what resolved them (`lessons.learning.outcomes`). A model
   never rewrites these; it sees them as context.

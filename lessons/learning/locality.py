@@ -28,7 +28,7 @@ from lessons.learning.shell_text import OPERATOR_CHARS, shell_items, shell_words
 def path_is_inside(path: str, cwd: str, root: str | None = None) -> bool:
     """Whether a path names something within the session's tree.
 
-    `root` is the tree (the directory the session started in); `cwd` is where a
+    `root` is the tree (the directory it started in); `cwd` is where a
     relative path is resolved from, which `cd` moves. Without `root`, `cwd` is both.
     """
     root = cwd if root is None else root
@@ -42,6 +42,49 @@ def path_is_inside(path: str, cwd: str, root: str | None = None) -> bool:
     top = posixpath.normpath(root)
     target = posixpath.normpath(posixpath.join(cwd or top, path))
     return target == top or target.startswith(top.rstrip("/") + "/")
+
+
+# Where third-party content lands on a person's machine, wherever the session started:
+# what they downloaded, caches, the trash, mail, browser profiles, temporary files.
+_THIRD_PARTY_EVERYWHERE = frozenset((
+    "Downloads", ".cache", "Caches", ".Trash", "Trash", "Mail", ".thunderbird", ".mozilla", "google-chrome",
+    "chromium", "BraveSoftware",
+    "tool-results",  # where a harness spills long output, of whatever command printed it
+))
+# Stores of other people's code, third-party outside the tree (a tree's own
+# dependencies are part of its working tree).
+_DEPENDENCY_STORES = frozenset((
+    "node_modules", "site-packages", "dist-packages", ".npm", ".yarn", ".pnpm-store", ".cargo", ".rustup", ".m2",
+    ".gradle", ".nuget", ".gem", ".bundle", ".hex", ".mix", ".pub-cache", ".cpan", "go",
+))
+_TEMPORARY = ("/tmp", "/var/tmp", "/dev/shm", "/private/tmp", "/private/var/folders", "/var/folders", "/proc",
+              "/mnt", "/media", "/run/user")
+
+
+def path_is_first_party(path: str, cwd: str, root: str | None = None) -> bool:
+    """Whether a path names the person's own local files: inside the tree, or anywhere on
+    their machine except the places third-party content lands (downloads, caches, the
+    trash, mail, temporary files, stores of other people's packages). Below the tree,
+    only the places of the first kind count: a session started in the home directory
+    does not make `~/Downloads` the person's own."""
+    root = cwd if root is None else root
+    if not path:
+        return False
+    if path.startswith("~"):
+        if len(path) > 1 and path[1] != "/":
+            return False  # another user's home
+        parts = posixpath.normpath("/" + path[1:]).split("/")
+        return not (_THIRD_PARTY_EVERYWHERE | _DEPENDENCY_STORES).intersection(parts)
+    if not root and not posixpath.isabs(path):
+        return path_is_inside(path, cwd, root)
+    target = posixpath.normpath(posixpath.join(cwd or root or "/", path))
+    if target.startswith(tuple(t + "/" for t in _TEMPORARY)) or target in _TEMPORARY:
+        return False
+    top = posixpath.normpath(root) if root else ""
+    if top and (target == top or target.startswith(top.rstrip("/") + "/")):
+        below = target[len(top):].split("/")
+        return not _THIRD_PARTY_EVERYWHERE.intersection(below)
+    return not (_THIRD_PARTY_EVERYWHERE | _DEPENDENCY_STORES).intersection(target.split("/"))
 
 
 @dataclass(frozen=True)
@@ -62,7 +105,7 @@ class Place:
     def inside(self, path: str) -> bool:
         if posixpath.isabs(path) and posixpath.normpath(path) in self.readable:
             return True
-        return all(path_is_inside(path, cwd, self.root) for cwd in self.cwds)
+        return all(path_is_first_party(path, cwd, self.root) for cwd in self.cwds)
 
     def resolve(self, path: str) -> frozenset[str]:
         """Where `cd path` may land, from each current directory."""

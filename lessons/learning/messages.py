@@ -83,6 +83,8 @@ class Message:
     is_meta: bool = False
     is_compact_summary: bool = False
     queued: bool = False
+    # The line of the file it was read from (0 when not one line): evidence a person can open.
+    line: int = 0
 
     def texts_by(self, source: Source) -> str:
         """The text blocks one author wrote in this message, joined."""

@@ -23,6 +23,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from lessons.learning.followups import Followup
 from lessons.learning.interventions import Intervention, MinedIntervention, MinedSession, Trigger, problems_note
 from lessons.learning.messages import clip
 from lessons.learning.provenance import learnable
@@ -276,6 +277,18 @@ def reflect_sources(store: Store, sources: Sequence[SourceToMine], provider: Pro
     return outcome
 
 
+def _worth_recording(intervention: Intervention, reflector_decides: bool) -> bool:
+    """Whether a moment becomes a reflection at all. Without the reflector to decide,
+    words after the agent's turn are kept only when they correct it (an acknowledgement,
+    an answer or the next task teaches nothing), and words typed mid-run only when they
+    are more than an acknowledgement ("ok", "continue")."""
+    if reflector_decides or not intervention.followup:
+        return True
+    if intervention.trigger == Trigger.FOLLOWUP:
+        return intervention.followup == Followup.CORRECTION
+    return intervention.followup != Followup.ACKNOWLEDGEMENT
+
+
 def _reflect_source(store: Store, tip, source: SourceToMine, before: int | None, provider: Provider | None,
                     outcome: ReflectOutcome, clock: Callable[[], str]) -> tuple[list[dict], bool]:
     found: list[dict] = []
@@ -286,6 +299,8 @@ def _reflect_source(store: Store, tip, source: SourceToMine, before: int | None,
             continue  # mined in an earlier run, when the session was shorter
         rid = reflection_id(intervention.session_id, str(intervention.trigger), intervention.message_index)
         if store.read_bytes(record_path(REFLECTIONS, rid), tip) is not None:
+            continue
+        if not _worth_recording(intervention, provider is not None and learnable(mined.origin)):
             continue
         stamp = clock()
         if provider is None or not learnable(mined.origin):

@@ -201,3 +201,29 @@ def command_family(command: str) -> str:
             return f"{program} {sub}".strip()
         return program
     return ""
+
+
+_REDIRECTION = re.compile(r"^\d*(?:[<>]|&>)")
+_REDIRECTIONS = re.compile(r"\s+\d*(?:>>|>&|&>|>|<)\s*[^\s|;&]+")
+REFUSED_COMMAND_LIMIT = 160
+
+
+def refused_command(command: str) -> str:
+    """The command a person refused, as they were shown it, less what only plumbs its
+    output: `rm -rf build/` stays `rm -rf build/`, `mix phx.server 2>&1 | head -80` is
+    `mix phx.server`, `cd web && npm install x` is `npm install x`. A rule drawn from a
+    refusal names exactly this, never only its program. "" when it cannot be read."""
+    texts = unwrap_shell(command)
+    words = shell_words(_REDIRECTIONS.sub("", texts[0])) if texts else None
+    items = shell_items(words) if words is not None else None
+    for kind, simple in items or []:
+        if kind != "command":
+            continue
+        while simple and (simple[0] in _PREFIXES or ASSIGNMENT.match(simple[0])):
+            simple = simple[1:]
+        if not simple or simple[0] in _STAGE:
+            continue
+        kept = [w for w in simple if not _REDIRECTION.match(w) and w not in ("/dev/null",)]
+        text = " ".join(kept)
+        return text if len(text) <= REFUSED_COMMAND_LIMIT else text[: REFUSED_COMMAND_LIMIT - 1] + "…"
+    return ""

@@ -73,6 +73,8 @@ class Reflection:
     refused_tool: str = ""
     refused: str = ""
     files: tuple[str, ...] = ()
+    followup: str = ""
+    line: int = 0
 
     def learnable(self) -> bool:
         """Only clean reflections feed learning; there is no switch that loosens this."""
@@ -112,6 +114,8 @@ def reflection_from_record(doc: Mapping[str, object]) -> Reflection:
         refused_tool=text("refused_tool"),
         refused=text("refused"),
         files=tuple(str(f) for f in files) if isinstance(files := doc.get("files"), list) else (),
+        followup=text("followup"),
+        line=line if isinstance(line := doc.get("line"), int) and not isinstance(line, bool) else 0,
     )
 
 
@@ -144,6 +148,10 @@ def make_reflection(intervention: Intervention, origin: Origin, *, directive: st
         doc.update(refused_tool=intervention.refused_tool, refused=intervention.refused)
     if intervention.files:
         doc["files"] = list(intervention.files)
+    if intervention.followup:
+        doc["followup"] = intervention.followup
+    if intervention.line:
+        doc["line"] = intervention.line
     return doc
 
 
