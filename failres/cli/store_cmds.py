@@ -33,6 +33,7 @@ def init(
         "wroteConfig": result.wrote_config,
         "storeRef": result.store_ref,
         "storeTip": result.store_tip,
+        "storeFrom": result.store_from,
         "hooks": None if result.hooks is None else {
             "dir": str(result.hooks.place.path),
             "installed": {a.hook: a.action for a in result.hooks.actions},
@@ -48,7 +49,11 @@ def init(
         out.print(f"wrote {result.config_path}")
     else:
         out.print(f"kept {result.config_path} (use --force to overwrite it)")
-    out.print(f"store {result.store_ref} at {result.store_tip[:12]}")
+    if result.store_from is not None:
+        out.print(f"store {result.store_ref} at {result.store_tip[:12]}, taken from {result.store_from} "
+                  f"(keep the two in step with: git failres sync {result.store_from})", markup=False)
+    else:
+        out.print(f"store {result.store_ref} at {result.store_tip[:12]}")
     if result.hooks is not None:
         actions = ", ".join(f"{a.hook} {a.action}" for a in result.hooks.actions)
         out.print(f"hooks in {result.hooks.place.path}: {actions}", markup=False)
