@@ -17,10 +17,11 @@ def init(
     agent: str = typer.Option(None, "--agent", metavar="claude|codex|aider|script",
                               help="Also write a working gate, binding and seats for this agent."),
     new_store: bool = typer.Option(False, "--new-store",
-                                   help="Start an empty store even though an earlier one was deleted."),
+                                   help="Start an empty store even though an earlier one was deleted, "
+                                        "or a remote holds one."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    """Write .failres.toml, create the store ref, install the hooks."""
+    """Write .failres.toml, create the store ref (or take a remote's), install the hooks."""
     from failres.initialise import check_agent, init_repository, next_steps
 
     check_agent(agent)  # before anything is opened or written
