@@ -10,14 +10,14 @@ beside it (tests/data/innocent_lookalikes.txt) that must come through unchanged.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import itertools
 import math
 import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from lessons.key_bodies import after_ssh_key_type, der_body_is_private, inside_public_block, wrapped_pem_is_public
 
 
 @dataclass(frozen=True)
@@ -257,93 +257,25 @@ def _decide_key_body(match: re.Match[str]) -> str | None:
     Kept when they sit inside a public block (a certificate, a public key) whose BEGIN
     line is in the text: those bodies are no secret.
     """
-    before = match.string[:match.start()]
-    begin = before.rfind("-----BEGIN ")
-    if begin != -1 and "-----END " not in before[begin:]:
-        label = before[begin:before.find("-----", begin + 11) + 5]
-        if "PRIVATE" not in label:
-            return None
-    return "private-key"
-
-
-# A body line of a key whose BEGIN and END lines are both gone (a lone line in a log, a
-# message that is one line of a key) is told apart by what it encodes, not by its look:
-# a DER private key starts SEQUENCE { INTEGER 0..3 } (PKCS#1 RSA and DSA, SEC1 EC,
-# PKCS#8, PKCS#12) or SEQUENCE { SEQUENCE { OID of a password-based cipher } } (an
-# encrypted PKCS#8 key); certificates and public keys start otherwise and are kept.
-_PBE_OIDS = (bytes.fromhex("2a864886f70d0105"), bytes.fromhex("2a864886f70d010c01"))
-
-
-def _der_header(data: bytes, at: int) -> tuple[int, int] | None:
-    """(tag, offset of the contents) of the DER element at `at`; None when it is cut or malformed."""
-    if at + 2 > len(data):
-        return None
-    tag, first = data[at], data[at + 1]
-    if first < 0x80:
-        return tag, at + 2
-    width = first & 0x7F
-    if not 1 <= width <= 3 or at + 2 + width > len(data):
-        return None
-    return tag, at + 2 + width
-
-
-def _b64_decoded(text: str, chars: int | None = None) -> bytes | None:
-    """The bytes a base64 run (wrapped in real or escaped line breaks) encodes, from its first
-    `chars` characters (None: all); None when it is no base64."""
-    body = re.sub(r"\\n|\s", "", text)[:chars].rstrip("=")
-    body = body[: len(body) - len(body) % 4]
-    try:
-        return base64.b64decode(body, validate=True)
-    except (binascii.Error, ValueError):
-        return None
-
-
-def is_der_private_key(data: bytes) -> bool:
-    """Whether DER bytes start as a private key does (see above), from its first few dozen bytes."""
-    outer = _der_header(data, 0)
-    if outer is None or outer[0] != 0x30:
-        return False
-    inner = _der_header(data, outer[1])
-    if inner is None:
-        return False
-    tag, contents = inner
-    if tag == 0x02:  # INTEGER: a private key's version is one byte, 0 to 3; a public modulus is long
-        return data[outer[1] + 1:outer[1] + 2] == b"\x01" and contents < len(data) and data[contents] <= 3
-    if tag == 0x30:
-        oid = _der_header(data, contents)
-        if oid is None or oid[0] != 0x06:
-            return False
-        return any(data[oid[1]:oid[1] + len(prefix)] == prefix for prefix in _PBE_OIDS)
-    return False
+    return None if inside_public_block(match.string, match.start()) else "private-key"
 
 
 def _decide_der_body(match: re.Match[str]) -> str | None:
-    return "private-key" if is_der_private_key(_b64_decoded(match.group(), 96) or b"") else None
+    return "private-key" if der_body_is_private(match.group()) else None
 
 
 def _decide_wrapped_pem(match: re.Match[str]) -> str | None:
-    """A whole PEM block, base64-encoded (a Kubernetes secret, a CI variable): kept only when
-    it decodes to public blocks alone (a certificate, a public key); what cannot be read is redacted."""
-    decoded = _b64_decoded(match.group())
-    if decoded is None or b"PRIVATE" in decoded or not re.match(rb"-----BEGIN [A-Z0-9 ]+-----", decoded):
-        return "private-key"
-    return None
+    return None if wrapped_pem_is_public(match.group()) else "private-key"
 
 
 def _decide_lone_body_line(match: re.Match[str]) -> str | None:
     """One run of base64 exactly as wide as a key's body lines (64 for PEM, 70 for OpenSSH,
     76 as `base64` wraps): the middle of a key, unless it reads like something else (no mix
-    of cases and digits, little entropy: a hex digest, a word) or a public block frames it."""
+    of cases and digits, little entropy: a hex digest, a word) or a public key is what it is."""
     value = match.group()
-    if not _mixed(value) or _shannon_entropy(value) < 4.5:
+    if not _mixed(value) or _shannon_entropy(value) < 4.5 or after_ssh_key_type(match.string, match.start()):
         return None
-    line_start = match.string.rfind("\n", 0, match.start()) + 1
-    if _SSH_PUBLIC_KEY_TYPE.search(match.string, max(line_start, match.start() - 64), match.start()):
-        return None  # the key of an `authorized_keys` or `known_hosts` line is public
     return _decide_key_body(match)
-
-
-_SSH_PUBLIC_KEY_TYPE = re.compile(r"(?:ssh|ecdsa|sk)-[a-z0-9@.-]+[ \t]+\Z")
 
 
 _MYSQL = re.compile(r"(?i)(?<![A-Za-z0-9_-])(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow"
