@@ -20,6 +20,7 @@ from failres.config.loading import parse_config
 from failres.config.schema import read_text_file
 from failres.errors import UsageError
 from failres.hooks.install import HooksReport, install_hooks
+from failres.store_origin import store_to_take, take_store
 from lessons.store import Store
 
 
@@ -31,6 +32,7 @@ class InitResult:
     store_tip: str
     hooks: HooksReport | None = None  # None: not asked for, or refused (see hooks_problem)
     hooks_problem: str | None = None
+    store_from: str | None = None  # the remote whose store was taken (see `failres.store_origin`)
 
 
 def starter_config(branch: str, agent: str | None = None, top_level_names: tuple[str, ...] = ()) -> str:
@@ -122,16 +124,23 @@ def init_repository(top: Path, *, force: bool = False, hooks: bool = True, agent
     store = Store(repo, config.store.ref)
     # Before anything is written: a store that existed and is gone is the person's to
     # restore, and a configuration written beside that refusal would be half an init.
-    store.check_creatable(replacing_lost=new_store)
+    # A remote that holds the store (a clone of a team's repository) gives it instead.
+    taking = None if new_store else store_to_take(store, config.integration.remote or None)
+    if taking is None:
+        store.check_creatable(replacing_lost=new_store)
     if not keep:
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
-    tip = store.create(replacing_lost=new_store)
+    if taking is not None:
+        tip = take_store(top, store, taking)
+    else:
+        tip = store.create(replacing_lost=new_store)
     report, problem = None, None
     if hooks:
         try:
             report = install_hooks(top)
         except UsageError as refused:
             problem = f"{refused}" + (f" ({refused.hint})" if refused.hint else "")
-    return InitResult(path, not keep, config.store.ref, str(tip), report, problem)
+    return InitResult(path, not keep, config.store.ref, str(tip), report, problem,
+                      taking.remote if taking is not None else None)

@@ -232,9 +232,11 @@ def _index_traces(store: Store) -> list[Trace]:
             conn.close()
     except sqlite3.Error:
         return []
-    if row is None:
+    if row is None or not row[0]:
+        # An index of no store (older versions wrote one on a read before `init`)
+        # shows nothing: a cache of nothing is no sign that a store existed.
         return []
-    return [Trace("the SQLite index", row[0] or None)]
+    return [Trace("the SQLite index", row[0])]
 
 
 def _remote_traces(store: Store, ignore_remote: str | None) -> list[Trace]:
@@ -260,13 +262,37 @@ def restorable(store: Store, traces: list[Trace]) -> str | None:
 
 
 def missing_store_error(store: Store, traces: list[Trace], *, creating: bool = False) -> StoreMissing:
-    """Why a missing store is refused, with the command that brings it back."""
+    """Why a missing store is refused, with the command that brings it back.
+
+    Where a remote holds the store (or may: one that only the network could
+    tell), the hint names `git failres sync REMOTE`: in a clone of a team's
+    repository that is the way to the team's records, and `init` alone would
+    start an unrelated empty store beside them.
+    """
+    from lessons.remote_copies import remote_copies, sync_hint
+
+    copies = remote_copies(store.repo, store.ref)
     if not traces:
         msg = f"there is no store at {store.ref} in this repository"
-        return StoreMissing(msg, hint="create it with `git failres init`")
+        held = [copy for copy in copies if copy.seen != "unchecked"]
+        if held:
+            hint = f"{sync_hint(held)} (`git failres init` takes it too)"
+        elif copies:
+            hint = f"create it with `git failres init`, or, {sync_hint(copies)}"
+        else:
+            hint = "create it with `git failres init`"
+        return StoreMissing(msg, hint=hint)
     seen = ", ".join(trace.source for trace in traces)
     what = "creating an empty one would hide it" if creating else "nothing was written"
     msg = f"the store {store.ref} is gone, but {seen} show(s) it existed; {what}"
+    local = [trace for trace in traces if not trace.source.startswith("refs/remotes/")]
+    fetched = [copy for copy in copies if copy.seen == "fetched"]
+    if not local and fetched:
+        # Only a remote's copy shows it: a sync with that remote takes it back (it is
+        # not held against that remote's own sync, see `verify_store`).
+        hint = (f"take it back from {fetched[0].remote} with `git failres sync {fetched[0].remote}`; to start "
+                "an empty store instead, run `git failres init --new-store`")
+        return StoreMissing(msg, hint=hint)
     commit = restorable(store, [*_reflog_commits(store), *traces])
     if commit is not None:
         hint = (f"restore it with `git update-ref {store.ref} {commit}`; to start an empty store "
@@ -314,6 +340,7 @@ def note_tip(common_dir: Path, ref: str, tip: pygit2.Oid) -> None:
     try:
         # Written in place: every note has the same length, and a torn one reads as
         # no note (it is checked for 40 hex digits), never as a wrong tip.
+        path.parent.mkdir(exist_ok=True)  # a fresh repository has no failres directory yet
         fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
         try:
             os.pwrite(fd, f"{tip}\n".encode("ascii"), 0)

@@ -97,7 +97,18 @@ def answer(store: Store, query: Callable[[StoreIndex], T], fallback: Callable[[]
     A failing index must never fail a command: it only makes it slower. Damage
     found while answering (not only when opening) discards the file once, so the
     next answer rebuilds it instead of falling back for ever.
+
+    Where there is no store, the store read is the answer (there is nothing to
+    read) and no index file is made: an index is one of the signs `lessons.guard`
+    takes for a store that existed, and a read must never leave such a sign
+    behind (a person who looks around a fresh clone before `init` would be
+    locked out of it).
     """
+    try:
+        if store.tip() is None:
+            return fallback()
+    except Exception:  # a damaged ref: the store read says what is wrong with it
+        return fallback()
     for attempt in range(2):
         try:
             with StoreIndex.open(store) as index:
@@ -171,7 +182,7 @@ class StoreIndex:
         tip_hex = str(tip.id) if tip is not None else None
         if known and indexed == tip_hex:
             return Refresh("current", tip_hex, 0)
-        if tip is None and known:
+        if tip is None and known and indexed is not None:
             # The store ref is gone. Emptying the index would erase the last sign of
             # where the store was (`lessons.guard` reads it to say how to restore it),
             # so it is left as it is and the question goes to the store itself.
@@ -194,7 +205,12 @@ class StoreIndex:
             read = sum(self._reindex_directory(directory, self.store.files_in(tip.tree, directory), records)
                        for directory, records in touched.items())
             kind = "incremental"
-        self._conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('commit', ?)", (tip_hex or "",))
+        if tip_hex is None:
+            # An index of no store records no commit: it would read, later, as a sign
+            # that a store existed here (see `answer`).
+            self._conn.execute("DELETE FROM meta WHERE key = 'commit'")
+        else:
+            self._conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('commit', ?)", (tip_hex,))
         return Refresh(kind, tip_hex, read)
 
     def _sound_base(self, indexed: str | None, tip: pygit2.Commit | None) -> pygit2.Tree | None:

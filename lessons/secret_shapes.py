@@ -10,11 +10,14 @@ beside it (tests/data/innocent_lookalikes.txt) that must come through unchanged.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from lessons.key_bodies import after_ssh_key_type, der_body_is_private, inside_public_block, wrapped_pem_is_public
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,25 @@ class SecretPattern:
 
 
 MARKER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+_ONCE_NAMES = itertools.count()
+
+
+def _once(body: str) -> str:
+    """`body` matched once, as far as it reaches, and never given back (an atomic group).
+
+    What keeps a long run linear: a run is read once, whatever its length, instead
+    of being given back one character at a time when what follows fails to match.
+    Spelled as a lookahead that captures, then a backreference to what it captured:
+    a lookahead is never backtracked into, and both mean the same on every Python.
+    Python's own possessive quantifiers (`x{4,}+`) and atomic groups are new in 3.11
+    and matched differently before a later 3.11 release fixed them (Debian 12's
+    python3 is one of those): redaction must not depend on the patch release.
+    The group names start with `_`, never with `v` (see `secret_span`).
+    """
+    name = f"_once{next(_ONCE_NAMES)}"
+    return f"(?=(?P<{name}>{body}))(?P={name})"
+
+
 _NOT_WORD_BEFORE = r"(?<![A-Za-z0-9_])"
 _NOT_WORD_AFTER = r"(?![A-Za-z0-9_])"
 _NOT_TOKEN_BEFORE = r"(?<![A-Za-z0-9_-])"
@@ -47,17 +69,18 @@ VALUE_AFTER_SEPARATOR = re.compile(
     r"|\\'(?P<v4>(?:(?!\\')[^\n])*)\\'"
     # A placeholder with spaces in it (`<your password>`, `{{ secrets.token }}`) is one value.
     r"|(?P<v5>(?:<[^<>\n]*>|\$?\{\{[^}\n]*\}\}|\$\{[^}\n]*\})(?=[\s'\"&;,]|$))"
-    r"|(?P<v6>(?:\\[\"']|[^\s'\"&;,])++)"
+    r"|(?P<v6>" + _once(r"(?:\\[\"']|[^\s'\"&;,])+") + ")"
     # An opening quote with no closing one (a message cut short): to the end of the line.
-    r"|\"(?P<v7>[^\"\n]++)|'(?P<v8>[^'\n]++))"
+    r"|\"(?P<v7>" + _once(r"[^\"\n]+") + r")|'(?P<v8>" + _once(r"[^'\n]+") + "))"
 )
-# Possessive name runs: a name is read once, whatever its length, so a long run of
-# identifier characters costs linear time, not quadratic.
+# Name runs read once (`_once`): a name is read once, whatever its length, so a long
+# run of identifier characters costs linear time, not quadratic.
 _ASSIGNED_NAME = (
-    r"(?<![A-Za-z0-9_.-])(?P<key>[A-Za-z_][A-Za-z0-9_.-]*+)(?:\\?[\"'])?\]?"
-    r"[ \t]*+(?::=|=>|={1,3}|:)[ \t]*+"
+    r"(?<![A-Za-z0-9_.-])(?P<key>[A-Za-z_]" + _once(r"[A-Za-z0-9_.-]*") + r")(?:\\?[\"'])?\]?"
+    + _once(r"[ \t]*") + r"(?::=|=>|={1,3}|:)" + _once(r"[ \t]*")
 )
-_FLAG_NAME = r"(?<![A-Za-z0-9_-])--?(?P<key>[A-Za-z][A-Za-z0-9_-]*+)(?:=|[ \t]++(?!-))"
+_FLAG_NAME = (r"(?<![A-Za-z0-9_-])--?(?P<key>[A-Za-z]" + _once(r"[A-Za-z0-9_-]*") + r")(?:=|"
+              + _once(r"[ \t]+") + r"(?!-))")
 
 _PLACEHOLDER = re.compile(
     r"(?:\[REDACTED:[a-z0-9-]+\])+|\**|[xX*#.]{3,}|<[^<>]*>|\$\{\{[^}]*\}\}|\$\{[^}]*\}"
@@ -234,13 +257,25 @@ def _decide_key_body(match: re.Match[str]) -> str | None:
     Kept when they sit inside a public block (a certificate, a public key) whose BEGIN
     line is in the text: those bodies are no secret.
     """
-    before = match.string[:match.start()]
-    begin = before.rfind("-----BEGIN ")
-    if begin != -1 and "-----END " not in before[begin:]:
-        label = before[begin:before.find("-----", begin + 11) + 5]
-        if "PRIVATE" not in label:
-            return None
-    return "private-key"
+    return None if inside_public_block(match.string, match.start()) else "private-key"
+
+
+def _decide_der_body(match: re.Match[str]) -> str | None:
+    return "private-key" if der_body_is_private(match.group()) else None
+
+
+def _decide_wrapped_pem(match: re.Match[str]) -> str | None:
+    return None if wrapped_pem_is_public(match.group()) else "private-key"
+
+
+def _decide_lone_body_line(match: re.Match[str]) -> str | None:
+    """One run of base64 exactly as wide as a key's body lines (64 for PEM, 70 for OpenSSH,
+    76 as `base64` wraps): the middle of a key, unless it reads like something else (no mix
+    of cases and digits, little entropy: a hex digest, a word) or a public key is what it is."""
+    value = match.group()
+    if not _mixed(value) or _shannon_entropy(value) < 4.5 or after_ssh_key_type(match.string, match.start()):
+        return None
+    return _decide_key_body(match)
 
 
 _MYSQL = re.compile(r"(?i)(?<![A-Za-z0-9_-])(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow"
@@ -271,6 +306,29 @@ def _decide_cli_user(match: re.Match[str]) -> str | None:
 # ── the patterns, most specific first (on overlap the earlier kind is reported) ──
 
 _PRIVATE_KEY_LABEL = r"(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+
+
+# Where a base64 run begins: not inside one, and not at the `n` of an escaped line break
+# (`\\nMII...` in JSON text starts its run after the escape).
+_RUN_START = rf"(?:(?<![{_BASE64}=\\])|(?<=\\n))"
+
+
+def _base64_lines() -> str:
+    """The rest of a base64 run and the whole lines of base64 that continue it (wrapped
+    output), read once; a next line that only starts like base64 (`canary: ...`) is not one."""
+    return _once(rf"[{_BASE64}]*={{0,2}}(?:(?:\r?\n|\\n)[{_BASE64}]+={{0,2}}(?=[\s\"'\\,;]|\Z))*")
+
+
+def _gap() -> str:
+    """Blanks between two words of a netrc entry, read once."""
+    return _once(r"[ \t]+")
+
+
+def _word() -> str:
+    """One word of a netrc entry, read once."""
+    return _once(r"\S+")
+
+
 PATTERNS: tuple[SecretPattern, ...] = (
     # A block whose END was cut off (a truncated log) is redacted to the end of the text.
     SecretPattern("private-key", re.compile(
@@ -278,14 +336,25 @@ PATTERNS: tuple[SecretPattern, ...] = (
     # ... and one whose BEGIN was cut off: the body lines before an END line. A match may
     # start only where no base64 run (or line of one) precedes, so each run is tried once.
     SecretPattern("private-key", re.compile(
-        rf"(?<![{_BASE64}=])(?<![{_BASE64}=]\n)(?<![{_BASE64}=]\\n)(?<![{_BASE64}=]\r\n)"
-        rf"[{_BASE64}=]{{4,}}+(?:(?:\r?\n|\\n)[{_BASE64}=]{{4,}}+)*+(?:\r?\n|\\n)-----END {_PRIVATE_KEY_LABEL}")),
+        rf"(?<![{_BASE64}=\\])(?<![{_BASE64}=]\n)(?<![{_BASE64}=]\\n)(?<![{_BASE64}=]\r\n)"
+        + _once(rf"[{_BASE64}=]{{4,}}(?:(?:\r?\n|\\n)[{_BASE64}=]{{4,}})*")
+        + rf"(?:\r?\n|\\n)-----END {_PRIVATE_KEY_LABEL}")),
     # ... and a run of body lines with neither (the middle of a key): two or more full
     # PEM or OpenSSH lines (60-76 characters), unless a public block's BEGIN frames them.
     SecretPattern("private-key", re.compile(
-        rf"(?<![{_BASE64}=])(?<![{_BASE64}=]\n)(?<![{_BASE64}=]\\n)(?<![{_BASE64}=]\r\n)"
-        rf"[{_BASE64}]{{60,76}}(?:(?:\r?\n|\\n)[{_BASE64}]{{60,76}}){{1,}}+"
-        rf"(?:(?:\r?\n|\\n)[{_BASE64}]{{0,75}}={{0,2}})?(?![{_BASE64}=])"), _decide_key_body),
+        rf"(?<![{_BASE64}=\\])(?<![{_BASE64}=]\n)(?<![{_BASE64}=]\\n)(?<![{_BASE64}=]\r\n)"
+        + _once(rf"[{_BASE64}]{{60,76}}(?:(?:\r?\n|\\n)[{_BASE64}]{{60,76}})+")
+        + rf"(?:(?:\r?\n|\\n)[{_BASE64}]{{0,75}}={{0,2}})?(?![{_BASE64}=])"), _decide_key_body),
+    # Lone key bodies: an OpenSSH key (its body always starts "openssh-key-v1"), a whole
+    # PEM block base64-encoded (it starts "-----BEGIN"), a DER key's first line (`MII...`),
+    # and one full-width line of a body on a line of its own.
+    SecretPattern("private-key", re.compile(_RUN_START + "b3BlbnNzaC1rZXktdjE" + _base64_lines())),
+    SecretPattern("private-key", re.compile(_RUN_START + "LS0tLS1CRUdJTi" + _base64_lines()), _decide_wrapped_pem),
+    SecretPattern("private-key", re.compile(_RUN_START + rf"M(?=[{_BASE64}]{{39}})" + _base64_lines()),
+                  _decide_der_body),
+    SecretPattern("private-key", re.compile(
+        _RUN_START + rf"[{_BASE64}]{{64}}(?:[{_BASE64}]{{6}}|[{_BASE64}]{{12}})?={{0,2}}(?![{_BASE64}=])"),
+        _decide_lone_body_line),
     SecretPattern("aws-access-key", re.compile(
         r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])")),
     SecretPattern("aws-secret", re.compile(
@@ -294,29 +363,33 @@ PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern("aws-secret", re.compile(rf"(?<![{_BASE64}=])[{_BASE64}]{{40}}(?![{_BASE64}=])"), _decide_aws_shape),
     SecretPattern("github-token", re.compile(
         rf"{_NOT_WORD_BEFORE}(?:gh[pousr]_[A-Za-z0-9]{{36,251}}|github_pat_[A-Za-z0-9_]{{22,255}}){_NOT_WORD_AFTER}")),
-    SecretPattern("gitlab-token", re.compile(rf"{_NOT_TOKEN_BEFORE}gl(?:pat|dt|rt|ptt|soat|ft)-[A-Za-z0-9_-]{{20,}}+")),
+    SecretPattern("gitlab-token", re.compile(rf"{_NOT_TOKEN_BEFORE}gl(?:pat|dt|rt|ptt|soat|ft)-" + _once("[A-Za-z0-9_-]{20,}"))),
     SecretPattern("slack-webhook", re.compile(
         r"https://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9_/+-]{20,})")),
     SecretPattern("slack-token", re.compile(
-        rf"{_NOT_TOKEN_BEFORE}(?:xox[abposre]-[A-Za-z0-9-]{{10,}}+|xapp-\d-[A-Za-z0-9-]{{10,}}+)")),
+        rf"{_NOT_TOKEN_BEFORE}(?:xox[abposre]-" + _once("[A-Za-z0-9-]{10,}") + r"|xapp-\d-"
+        + _once("[A-Za-z0-9-]{10,}") + ")")),
     SecretPattern("stripe-key", re.compile(
         rf"{_NOT_WORD_BEFORE}(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{{16,}}|whsec_[A-Za-z0-9]{{24,}}){_NOT_WORD_AFTER}")),
     SecretPattern("google-api-key", re.compile(rf"{_NOT_TOKEN_BEFORE}AIza[0-9A-Za-z_-]{{35}}{_NOT_TOKEN_AFTER}")),
-    SecretPattern("anthropic-key", re.compile(rf"{_NOT_TOKEN_BEFORE}sk-ant-[A-Za-z0-9_-]{{20,}}+")),
-    SecretPattern("openai-key", re.compile(rf"{_NOT_TOKEN_BEFORE}sk-(?!ant-)[A-Za-z0-9_-]{{20,}}+"), _decide_openai),
+    SecretPattern("anthropic-key", re.compile(rf"{_NOT_TOKEN_BEFORE}sk-ant-" + _once("[A-Za-z0-9_-]{20,}"))),
+    SecretPattern("openai-key", re.compile(rf"{_NOT_TOKEN_BEFORE}sk-(?!ant-)" + _once("[A-Za-z0-9_-]{20,}")),
+                  _decide_openai),
     SecretPattern("huggingface-token", re.compile(rf"{_NOT_WORD_BEFORE}hf_[A-Za-z0-9]{{30,}}{_NOT_WORD_AFTER}")),
     SecretPattern("npm-token", re.compile(rf"{_NOT_WORD_BEFORE}npm_[A-Za-z0-9]{{36}}{_NOT_WORD_AFTER}")),
-    SecretPattern("pypi-token", re.compile(rf"{_NOT_TOKEN_BEFORE}pypi-AgE[A-Za-z0-9_-]{{50,}}+")),
+    SecretPattern("pypi-token", re.compile(rf"{_NOT_TOKEN_BEFORE}pypi-AgE" + _once("[A-Za-z0-9_-]{50,}"))),
     SecretPattern("twilio", re.compile(rf"{_NOT_WORD_BEFORE}(?:AC|SK)[0-9a-f]{{32}}{_NOT_WORD_AFTER}")),
     SecretPattern("sendgrid", re.compile(
         rf"{_NOT_TOKEN_BEFORE}SG\.[A-Za-z0-9_-]{{16,32}}\.[A-Za-z0-9_-]{{16,64}}{_NOT_TOKEN_AFTER}")),
     SecretPattern("jwt", re.compile(
-        rf"{_NOT_TOKEN_BEFORE}eyJ[A-Za-z0-9_-]{{8,}}+\.[A-Za-z0-9_-]{{8,}}+\.[A-Za-z0-9_-]*+")),
+        rf"{_NOT_TOKEN_BEFORE}eyJ" + _once("[A-Za-z0-9_-]{8,}") + r"\." + _once("[A-Za-z0-9_-]{8,}") + r"\."
+        + _once("[A-Za-z0-9_-]*"))),
     SecretPattern("azure-storage-key", re.compile(
         r"(?i:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/=]{20,})|(?<=[?&;])sig=(?P<v2>[A-Za-z0-9%+/=]{20,})")),
     SecretPattern("url-password", re.compile(
         r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,30}://"
-        r"(?P<user>[^\s:/@?#'\"\[\]]*+):(?P<v>[^\s/@?#'\"]++)@(?=[A-Za-z0-9\[])"), _unless_placeholder("url-password")),
+        r"(?P<user>" + _once(r"[^\s:/@?#'\"\[\]]*") + r"):(?P<v>" + _once(r"[^\s/@?#'\"]+")
+        + r")@(?=[A-Za-z0-9\[])"), _unless_placeholder("url-password")),
     SecretPattern("authorization-header", re.compile(
         r"(?i)(?<![A-Za-z0-9_-])(?:proxy-)?authorization(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?"
         r"(?:(?:bearer|basic|token|bot|apikey|key|sso-key)[ \t]+(?P<v>[^\s'\",;\\]+)"
@@ -327,18 +400,20 @@ PATTERNS: tuple[SecretPattern, ...] = (
         r"(?:\\?[\"'])?[ \t]*:[ \t]*(?:\\?[\"'])?(?P<v>[^\s'\",;\\]+)"), _unless_placeholder("authorization-header")),
     # Credentials on a command line: `curl -u user:password`, `mysql -pPASSWORD`, `sshpass -p PASSWORD`.
     SecretPattern("cli-password", re.compile(
-        r"(?<![A-Za-z0-9_-])(?:-u|--user|--proxy-user|--http-user)(?:[ \t]++|=)?"
-        r"(?P<user>[^\s:'\"@/]++):(?P<v>[^\s'\"]++)"), _decide_cli_user),
+        r"(?<![A-Za-z0-9_-])(?:-u|--user|--proxy-user|--http-user)(?:" + _once(r"[ \t]+") + r"|=)?"
+        r"(?P<user>" + _once(r"[^\s:'\"@/]+") + r"):(?P<v>" + _once(r"[^\s'\"]+") + ")"), _decide_cli_user),
     # `-p` is a password only after these commands on the same line (elsewhere: a port, `mkdir -p`);
     # the command is looked for behind each `-p`, so a line of many commands costs no more.
-    SecretPattern("cli-password", re.compile(r"(?<=[ \t])-p(?P<v>[^\s'\"-][^\s'\"]*+)"), _after_command(_MYSQL)),
-    SecretPattern("cli-password", re.compile(r"(?<=[ \t])-p[ \t]++(?P<v>[^\s'\"-][^\s'\"]*+)"),
+    SecretPattern("cli-password", re.compile(r"(?<=[ \t])-p(?P<v>[^\s'\"-]" + _once(r"[^\s'\"]*") + ")"),
+                  _after_command(_MYSQL)),
+    SecretPattern("cli-password", re.compile(r"(?<=[ \t])-p" + _once(r"[ \t]+") + r"(?P<v>[^\s'\"-]"
+                                             + _once(r"[^\s'\"]*") + ")"),
                   _after_command(_SSHPASS)),
     # A netrc entry: `machine host login me password s3cr3t`, or a `password s3cr3t` line of its own.
     SecretPattern("netrc-password", re.compile(
-        r"(?m)(?:^[ \t]*password[ \t]++(?P<v>[^\s]++)[ \t]*$"
-        r"|(?<![A-Za-z0-9_-])(?:machine[ \t]++\S++[ \t]++(?:login[ \t]++\S++[ \t]++)?|login[ \t]++\S++[ \t]++)"
-        r"password[ \t]++(?P<v2>[^\s]++))"),
+        r"(?m)(?:^[ \t]*password" + _gap() + r"(?P<v>" + _word() + r")[ \t]*$"
+        r"|(?<![A-Za-z0-9_-])(?:machine" + _gap() + _word() + _gap() + r"(?:login" + _gap() + _word() + _gap()
+        + r")?|login" + _gap() + _word() + _gap() + r")password" + _gap() + r"(?P<v2>" + _word() + "))"),
         _unless_placeholder("netrc-password")),
     SecretPattern("assignment", re.compile(_ASSIGNED_NAME), decide_assignment=_decide_assignment),
     SecretPattern("assignment", re.compile(_FLAG_NAME), decide_assignment=_decide_flag),

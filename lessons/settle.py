@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable
 import pygit2
 
 from lessons.errors import StoreBusy
+from lessons.guard import note_tip
 from lessons.history import check_line, merge_line
 from lessons.records import AMEND_SEP
 from lessons.store import Change, Store
@@ -175,6 +176,7 @@ def join(store: Store, theirs: pygit2.Oid, message: str, *, scratch_ref: str = S
         try:
             repo.create_reference(store.ref, theirs, force=False, message=message)
             store.require()  # opts the ref into a reflog for the writes that follow
+            note_tip(store.common_dir, store.ref, theirs)  # a deletion of the adopted store is seen too
             return "adopted", theirs
         except (pygit2.AlreadyExistsError, ValueError, pygit2.GitError):
             pass  # a local writer created the store meanwhile: join into it instead

@@ -17,7 +17,9 @@ filesystem root, of which only the basename is kept, because the directories abo
 (install prefixes, virtualenvs, CI checkouts) differ between machines while the basename
 names the thing that failed; `<hex>` hashes, commit ids and UUIDs; `<addr>` memory
 addresses; `:<n>`, `(<n>,<n>)`, `line <n>`, `column <n>` positions in a file; `pid <n>`;
-`<port>`. Absolute paths under other roots (`/api/v1/users` in an HTTP error) are kept:
+`<port>`; the size of a test suite (`<n> passed`, `<n> skipped`, `Ran <n> tests`, `<n>
+total`: pytest, jest, cargo, go's gotestsum, unittest, mocha, rspec), while failure and
+error counts stay. Absolute paths under other roots (`/api/v1/users` in an HTTP error) are kept:
 there the directories *are* the meaning.
 
 Messages are redacted before anything else, so a signature can never carry a secret.
@@ -111,6 +113,12 @@ _STAGE_ONE_RULES: tuple[tuple[str, str], ...] = (
     ("pid", r"(?<![\w])(?i:pid)(?:\s*[:=]\s*|\s)\d+(?!\d)"),
     ("port", r"(?<![\w])(?i:port)(?:\s*[:=]\s*|\s)\d{1,5}(?!\d)"),
     ("position", r"(?<![\w])(?P<posword>[Ll]ine|LINE|[Cc]olumn|COLUMN|[Cc]ol|COL)(?P<possep>\s?[:=]?\s?)\d+(?!\d)"),
+    # How big the suite is: one more passing test must not make the same failure a new one.
+    # Failure and error counts stay: "3 failed" and "4 failed" are different outcomes.
+    ("tally", r"(?<![\w.])\d+(?=\s(?:passed|passing|skipped|deselected|xfailed|xpassed|warnings?|rerun|total"
+              r"|ignored|measured|filtered out|pending|todo|tests?|examples?|assertions?|suites?)(?![\w-]))"),
+    ("tallied", r"(?<![\w])(?P<tallyword>Ran|[Tt]ests|TESTS|[Aa]ssertions|[Ss]kipped|SKIPPED|[Pp]assed|PASSED)"
+                r"(?P<tallysep>[:=] ?| )\d+(?![\w.])(?! ?[A-Za-z])"),
 )
 
 # Stage two: numbers whose meaning depends on the token before them (`a.py:12` is a line,
@@ -154,6 +162,20 @@ def signature(fail_class: str, message: str) -> str:
     return f"{_collapse_whitespace(fail_class)}|{text}"
 
 
+def current_form(stored: str) -> str:
+    """A signature as this version of failres writes it, from one a record holds.
+
+    Signatures are compared for equality (the stop-loss streak, the advisory block's
+    grouping); one an older version stored lacks later rules (test counts such as
+    `276 passed` were kept before), so every reader compares the current form of
+    both sides. `normalise` is idempotent, so a current signature is its own current form.
+    """
+    fail_class, bar, text = stored.partition("|")
+    if not bar:
+        return stored
+    return f"{fail_class}|{normalise(text)[:MAX_SIGNATURE_TEXT].rstrip()}"
+
+
 def first_line(message: str) -> str:
     """The first line with anything on it, stripped; "" for a blank message.
 
@@ -193,6 +215,8 @@ def _replace_stage_one(match: re.Match[str]) -> str:
     name = match.lastgroup
     if name == "position":
         return f"{match.group('posword').lower()}{match.group('possep')}<n>"
+    if name == "tallied":
+        return f"{match.group('tallyword')}{match.group('tallysep')}<n>"
     return _STAGE_ONE_REPLACEMENTS[name](match.group(name))
 
 
@@ -277,6 +301,7 @@ _STAGE_ONE_REPLACEMENTS: dict[str, Callable[[str], str]] = {
     "duration": lambda _: "<dur>",
     "pid": lambda _: "pid <n>",
     "port": lambda _: "port <port>",
+    "tally": lambda _: "<n>",
 }
 _STAGE_ONE = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in _STAGE_ONE_RULES))
 _STAGE_ONE_BASES = {

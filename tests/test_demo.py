@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -18,8 +20,15 @@ from lessons.store import Store
 @pytest.fixture(scope="module")
 def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
     root = tmp_path_factory.mktemp("demo") / "kept"
-    proc = run_failres(root.parent, "demo", "--keep", str(root), timeout=300)
+    proc = run_failres(root.parent, "demo", "--keep", str(root), timeout=300, env=without_this_venv())
     return root, proc
+
+
+def without_this_venv() -> dict[str, str]:
+    """The environment as after the README's `.venv/bin/git-failres demo`: the venv is not on PATH."""
+    return {**os.environ, "PATH": os.pathsep.join(
+        part for part in os.environ.get("PATH", "").split(os.pathsep)
+        if part and Path(part).resolve() != Path(sys.executable).parent.resolve())}
 
 
 def test_the_demo_succeeds_and_says_how_to_look(demo_dir) -> None:
@@ -110,3 +119,14 @@ def test_demo_keep_refuses_a_file(tmp_path: Path) -> None:
     proc = run_failres(tmp_path, "demo", "--keep", str(tmp_path / "file"))
     assert proc.returncode == 2
     assert proc.stderr.splitlines()[0] == f"error: {tmp_path / 'file'} exists and is not a directory"
+
+
+def test_the_demo_s_closing_command_works_where_git_failres_is_not_on_path(demo_dir) -> None:
+    root, proc = demo_dir
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    closing = [line.strip() for line in proc.stdout.splitlines() if line.strip().startswith("cd ")][-1]
+    assert "report" in closing and "lessons list" in closing
+    done = subprocess.run(["bash", "-c", closing], env=without_this_venv(), capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, (closing, done.stderr)
+    assert "quarantine" in done.stdout.lower()

@@ -294,3 +294,47 @@ def test_same_template_with_different_pids_has_one_signature(one, other):
 @given(_HEX_IDS | st.uuids().map(str), _HEX_IDS | st.uuids().map(str))
 def test_same_template_with_different_hex_ids_has_one_signature(one, other):
     assert signature("unknown", _TEMPLATE.format(one)) == signature("unknown", _TEMPLATE.format(other))
+
+
+# ── the size of a test suite ─────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("=== 1 failed, 276 passed in 3.21s ===", "=== 1 failed, 277 passed in 3.30s ==="),
+        ("1 failed, 276 passed, 2 warnings", "1 failed, 280 passed, 3 warnings"),
+        ("Tests:       1 failed, 276 passed, 277 total", "Tests:       1 failed, 277 passed, 278 total"),
+        ("test result: FAILED. 276 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.50s",
+         "test result: FAILED. 277 passed; 1 failed; 1 ignored; 0 measured; 2 filtered out; finished in 0.61s"),
+        ("DONE 277 tests, 1 skipped, 2 failures in 1.2s", "DONE 278 tests, 2 skipped, 2 failures in 1.3s"),
+        ("Ran 277 tests in 0.5s", "Ran 278 tests in 0.6s"),
+        ("FAILED (failures=1, skipped=3)", "FAILED (failures=1, skipped=4)"),
+        ("276 passing (3s)", "277 passing (3s)"),
+        ("Tests: 277, Assertions: 500, Failures: 1.", "Tests: 278, Assertions: 503, Failures: 1."),
+    ],
+)
+def test_one_more_test_in_the_suite_leaves_the_signature_as_it_was(one, other):
+    assert signature("gate-not-green-after-fixer", one) == signature("gate-not-green-after-fixer", other)
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("=== 1 failed, 276 passed in 3.21s ===", "=== 2 failed, 276 passed in 3.21s ==="),
+        ("Tests:       1 failed, 276 passed, 277 total", "Tests:       2 failed, 275 passed, 277 total"),
+        ("test result: FAILED. 276 passed; 1 failed; 0 ignored", "test result: FAILED. 276 passed; 2 failed; 0 ignored"),
+        ("FAILED (failures=1, errors=0)", "FAILED (failures=1, errors=2)"),
+    ],
+)
+def test_how_many_tests_failed_still_tells_failures_apart(one, other):
+    assert signature("unknown", one) != signature("unknown", other)
+
+
+def test_a_signature_stored_before_counts_were_normalised_compares_equal_in_its_current_form():
+    from lessons.signature import current_form
+
+    stored = "gate-not-green-after-fixer|1 failed, 276 passed in <dur>"  # as older versions wrote it
+    fresh = signature("gate-not-green-after-fixer", "1 failed, 277 passed in 2.5s")
+    assert stored != fresh and current_form(stored) == fresh
+    assert current_form(fresh) == fresh

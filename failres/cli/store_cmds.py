@@ -17,10 +17,11 @@ def init(
     agent: str = typer.Option(None, "--agent", metavar="claude|codex|aider|script",
                               help="Also write a working gate, binding and seats for this agent."),
     new_store: bool = typer.Option(False, "--new-store",
-                                   help="Start an empty store even though an earlier one was deleted."),
+                                   help="Start an empty store even though an earlier one was deleted, "
+                                        "or a remote holds one."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    """Write .failres.toml, create the store ref, install the hooks."""
+    """Write .failres.toml, create the store ref (or take a remote's), install the hooks."""
     from failres.initialise import check_agent, init_repository, next_steps
 
     check_agent(agent)  # before anything is opened or written
@@ -33,6 +34,7 @@ def init(
         "wroteConfig": result.wrote_config,
         "storeRef": result.store_ref,
         "storeTip": result.store_tip,
+        "storeFrom": result.store_from,
         "hooks": None if result.hooks is None else {
             "dir": str(result.hooks.place.path),
             "installed": {a.hook: a.action for a in result.hooks.actions},
@@ -48,7 +50,11 @@ def init(
         out.print(f"wrote {result.config_path}")
     else:
         out.print(f"kept {result.config_path} (use --force to overwrite it)")
-    out.print(f"store {result.store_ref} at {result.store_tip[:12]}")
+    if result.store_from is not None:
+        out.print(f"store {result.store_ref} at {result.store_tip[:12]}, taken from {result.store_from} "
+                  f"(keep the two in step with: git failres sync {result.store_from})", markup=False)
+    else:
+        out.print(f"store {result.store_ref} at {result.store_tip[:12]}")
     if result.hooks is not None:
         actions = ", ".join(f"{a.hook} {a.action}" for a in result.hooks.actions)
         out.print(f"hooks in {result.hooks.place.path}: {actions}", markup=False)

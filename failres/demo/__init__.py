@@ -187,8 +187,21 @@ class Demo:
                         f"git -C {repo} log -p refs/failres/store",
                         f"git -C {repo} log --oneline --graph main",
                         f"ls {shlex.quote(str(self.repo / '.git' / 'hooks'))}",
-                        f"cd {repo} && git failres report && git failres lessons list"):
+                        f"cd {repo} && {shell_command()} report && {shell_command()} lessons list"):
             self.say(f"   {data(command)}")
+
+
+def shell_command() -> str:
+    """How a person's shell runs this failres: `git failres` when the `git-failres` on PATH is
+    this installation's, else the absolute path of this installation's own (a venv that is not
+    activated, a pipx install whose bin directory is not on PATH yet)."""
+    here = Path(sys.executable).parent / "git-failres"  # the venv's own bin, never resolved
+    found = shutil.which("git-failres")
+    if found is not None and (not here.is_file() or Path(found).resolve() == here.resolve()):
+        return "git failres"
+    if here.is_file():
+        return shlex.quote(str(here))
+    return f"{shlex.quote(sys.executable)} -m failres"
 
 
 def run_demo(keep: Path | None = None, say: Callable[[str], None] = print) -> DemoResult:

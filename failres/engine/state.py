@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from failres.plan import Task
+from lessons.signature import current_form
 
 STATES = ("pending", "running", "interrupted", "committed", "quarantined", "stopped", "landed")
 STOP_CLASS = "repeated-failure-stop"
@@ -64,7 +65,8 @@ def quarantines(events: Sequence[Mapping[str, object]]) -> list[QuarantineFacts]
         if event.get("type") != "quarantined":
             continue
         out.append(QuarantineFacts(
-            signature=str(event.get("signature", "")),
+            # As this version writes it: the stop-loss compares it with a fresh one.
+            signature=current_form(str(event.get("signature", ""))),
             int_head=str(event.get("intHead", "")),
             scope_key=str(event.get("scopeKey", "")),
             bindings_key=str(event.get("bindingsKey", "")),

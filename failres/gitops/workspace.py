@@ -40,6 +40,7 @@ from failres.gitops.git import run_git
 from failres.gitops.status import STATUS_ARGS, StatusReport, parse_status
 from failres.gitops.verify import ObjectsPoisoned, verify_objects
 from failres.gitops.workspace_files import (
+    WORKSPACE_DESCRIPTION,
     claim_workspace_path,
     default_root,
     identity,
@@ -216,7 +217,7 @@ class Workspace:
         (dot_git / "objects" / "info" / "alternates").write_text(str(self.git_dir / "objects") + "\n",
                                                                   encoding="utf-8")
         (dot_git / "config").write_text(self._seat_config or seat_config(self.git_dir), encoding="utf-8")
-        (dot_git / "description").write_text("a failres task workspace\n", encoding="utf-8")
+        (dot_git / "description").write_text(WORKSPACE_DESCRIPTION, encoding="utf-8")
         (dot_git / "index").write_bytes(self._base_index_bytes)
         # The start's own time, so the seat's git does not trust stale stat data either.
         os.utime(dot_git / "index", ns=(self._base_index_mtime_ns, self._base_index_mtime_ns))

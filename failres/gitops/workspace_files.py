@@ -133,9 +133,49 @@ def claim_workspace_path(path: Path, git_dir: Path, state_dir: Path) -> None:
     if not ours and path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
         return  # an empty directory holds nothing to lose
     if not ours:
+        owner = leftover_workspace_of(path)
+        ours_objects = os.path.realpath(git_dir / "objects")
+        if owner is not None and (os.path.realpath(owner) == ours_objects or not owner.is_dir()):
+            # A workspace failres made for a repository at this path that is gone or was
+            # made anew (a run killed before it could clean up): no run of this
+            # repository registered it, and no other repository's objects back it.
+            remove_tree(path)
+            return
+        if owner is not None:
+            msg = f"cannot create a task workspace at {path}: a workspace of the repository at {owner.parent} is there"
+            raise GitError(msg, hint=f"run `git failres gc` in that repository, or set [worktrees] dir in "
+                                     ".failres.toml apart from its")
         msg = f"cannot create a task workspace at {path}: something that failres did not make is there"
         raise GitError(msg, hint="move it away or set [worktrees] dir in .failres.toml to another directory")
     remove_tree(path)
+
+
+WORKSPACE_DESCRIPTION = "a failres task workspace\n"  # what failres writes in every seat's `.git/description`
+
+
+def leftover_workspace_of(path: Path) -> Path | None:
+    """The objects directory a workspace failres made at `path` borrows from; None when `path` is not one.
+
+    A workspace is recognised by the seat git dir failres writes as plain files: a real
+    `.git` directory (no link on the way) whose `description` is failres's and whose
+    `objects/info/alternates` names one objects directory and nothing else.
+    """
+    dot_git = path / ".git"
+    try:
+        if not stat.S_ISDIR(path.lstat().st_mode) or not stat.S_ISDIR(dot_git.lstat().st_mode):
+            return None
+        for part in ("description", "objects", "objects/info", "objects/info/alternates"):
+            info = (dot_git / part).lstat()
+            if stat.S_ISLNK(info.st_mode):
+                return None
+        if (dot_git / "description").read_text(encoding="utf-8") != WORKSPACE_DESCRIPTION:
+            return None
+        lines = (dot_git / "objects" / "info" / "alternates").read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if len(lines) != 1 or not lines[0].startswith("/") or not lines[0].endswith("/objects"):
+        return None
+    return Path(lines[0])
 
 
 def default_root(common_dir: Path, top: Path) -> Path:

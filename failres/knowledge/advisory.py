@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from failres.engine.prompts import PastOutcome
 from lessons.retrieval import relevant_lessons
+from lessons.signature import current_form
 
 if TYPE_CHECKING:
     from failres.engine.runtime import Engine
@@ -35,7 +36,7 @@ def past_outcome_of(lesson: Mapping[str, object]) -> PastOutcome:
     resolved_by = lesson.get("resolved_by")
     return PastOutcome(
         task=f"{lesson.get('slug', '')}/{lesson.get('task', '')}",
-        signature=str(lesson.get("signature", "")),
+        signature=current_form(str(lesson.get("signature", ""))),  # lessons of older versions group with newer
         resolved_by=tuple(str(x) for x in resolved_by) if isinstance(resolved_by, list) else (),
         resolved_at=str(lesson.get("resolved_at") or ""),
     )
