@@ -24,6 +24,9 @@ def run(
     dry_run: bool = typer.Option(False, "--dry-run", help="Check the plan against the configuration and the "
                                                           "repository; dispatch nothing, write nothing."),
     json_out: bool = typer.Option(False, "--json", help="Print each task's outcome as JSON."),
+    remote: str = typer.Option(None, "--remote", metavar="REMOTE",
+                               help="Work the plan together with every other runner of it on this remote: "
+                                    "each task claimed there first, results pushed, the store synced."),
 ) -> None:
     """Run (or resume) a plan's tasks through the loop. Exit 1 if any task is not committed.
 
@@ -43,7 +46,10 @@ def run(
     engine = engine_for(ctx, progress, attach=attach_knowledge)
     try:
         with stop_on_signals(engine.stop):
-            outcomes = run_plan_file(engine, plan, task_ids=task, patch=patch, force=force, jobs=jobs)
+            if remote is not None:
+                outcomes = _run_remote(engine, plan, remote, task, patch, jobs)
+            else:
+                outcomes = run_plan_file(engine, plan, task_ids=task, patch=patch, force=force, jobs=jobs)
     except Interrupted:
         typer.echo(f"failres: stopped by signal {engine.stop.signum or 'INT'}; the next run resumes", err=True)
         raise typer.Exit(engine.stop.exit_code) from None
@@ -65,6 +71,16 @@ def run(
     # A task waiting for another to land did not fail: it has not started yet.
     if any(o.state not in ("committed", "landed", "pending") for o in outcomes):
         raise typer.Exit(EXIT_NOT_GREEN)
+
+
+def _run_remote(engine, plan: Path, remote: str, task_ids: list[str], patch: Path | None, jobs: int):
+    from failres.errors import UsageError
+    from failres.remote.runner import run_plan_remote
+
+    if patch is not None:
+        msg = "--patch applies a person's patch on this machine; it does not go with --remote"
+        raise UsageError(msg, hint="run it without --remote, then push the task branch")
+    return run_plan_remote(engine, plan, remote, task_ids=task_ids, jobs=jobs)
 
 
 def _dry_run(ctx, plan_path: Path, task_ids: list[str], patch: Path | None, json_out: bool) -> None:
