@@ -21,6 +21,7 @@ victim = pathlib.Path({victim_marker!r})
 if task == {victim!r}:
     try:
         fd = os.open(victim, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        os.write(fd, str(os.getpid()).encode())
         os.close(fd)
         time.sleep(120)  # the first dispatch of the victim task: its runner is killed meanwhile
         sys.exit(1)

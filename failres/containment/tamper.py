@@ -58,8 +58,8 @@ _GIT_DIR_ELSEWHERE = frozenset({"index", "HEAD", "packed-refs", "config", "confi
 _REWRITTEN_STORE_FILES = ("rules/",)
 # What failres's own fetches and joins write while other tasks' seats run (`sync`, `run --remote`):
 # copies of what a remote holds, re-read from the remote before every use, and the join's scratch ref.
-_FAILRES_CACHE_REFS = re.compile(r"refs/remotes/[^/]+/failres(-claims)?/|refs/failres-join/")
-_OWN_CACHE_LOGS = re.compile(r"logs/refs/remotes/[^/]+/failres(-claims)?$|logs/refs/failres-join$")
+_FAILRES_CACHE_REFS = re.compile(r"refs/remotes/[^/]+/failres(-claims|-view)?/|refs/failres-join/")
+_OWN_CACHE_LOGS = re.compile(r"logs/refs/remotes/[^/]+/failres(-claims|-view)?$|logs/refs/failres-join$")
 # Hooks and info files are small; a file beyond this is compared by size and time only.
 _MAX_GUARDED_FILE = 4 * 1024 * 1024
 _NO_HOOKS = ("core.hooksPath=/dev/null", "core.fsmonitor=false")

@@ -42,10 +42,6 @@ class PushResult:
     reason: str = ""
 
 
-def tracking_prefix(remote: str, slug: str) -> str:
-    return f"refs/remotes/{remote}/failres-claims/{slug}/"
-
-
 def push_statuses(porcelain: str) -> dict[str, tuple[bool, str]]:
     """remote ref -> (accepted, git's summary) from `git push --porcelain` output."""
     out: dict[str, tuple[bool, str]] = {}
@@ -84,25 +80,7 @@ class RemoteClaims:
 
     def fetch(self) -> dict[str, Claim]:
         """task -> its claim on the remote now; a ref whose commit is no claim is read past."""
-        prefix = tracking_prefix(self.remote, self.slug)
-        spec = f"+{CLAIMS_PREFIX}{self.slug}/*:{prefix}*"
-        with _fetch_turn(self.git_dir):
-            done = self._git("fetch", "--quiet", "--prune", "--no-tags", "--no-write-fetch-head", self.remote, spec)
-            if done.returncode != 0:
-                msg = f"git fetch {self.remote} failed: {first_error_line(done.stderr)}"
-                raise Unreachable(msg, hint="check the remote with `git remote -v`")
-            repo = pygit2.Repository(str(self.top))
-            claims = {}
-            for name in repo.references:
-                if not name.startswith(prefix):
-                    continue
-                task = name[len(prefix):]
-                commit = repo.get(repo.references[name].target)
-                if isinstance(commit, pygit2.Commit):
-                    claim = parse_claim(self.slug, task, commit.message, str(commit.id))
-                    if claim is not None:
-                        claims[task] = claim
-            return claims
+        return {task: claim for (_, task), claim in fetch_claims(self.top, self.remote, self.slug).items()}
 
     def write(self, claim: Claim, parent: str) -> Claim:
         """The claim as a commit in the local object store (pushed by `swap`); parent: the one it replaces."""
@@ -147,3 +125,30 @@ class RemoteClaims:
             if name.strip() == ref:
                 return oid.strip()
         return ""
+
+
+def fetch_claims(top: Path, remote: str, slug: str = "") -> dict[tuple[str, str], Claim]:
+    """(slug, task) -> its claim on the remote now, for one plan (or, slug "", every plan)."""
+    prefix = f"refs/remotes/{remote}/failres-claims/" + (f"{slug}/" if slug else "")
+    spec = f"+{CLAIMS_PREFIX}{slug + '/' if slug else ''}*:{prefix}*"
+    repo = pygit2.Repository(str(top))
+    with _fetch_turn(Path(repo.path)):
+        # No reflog for these copies: they are re-read from the remote before every use.
+        done = try_git(top, ["fetch", "--quiet", "--prune", "--no-tags", "--no-write-fetch-head", remote, spec],
+                       config=("core.logAllRefUpdates=false",))
+        if done.returncode != 0:
+            msg = f"git fetch {remote} failed: {first_error_line(done.stderr)}"
+            raise Unreachable(msg, hint="check the remote with `git remote -v`")
+        repo = pygit2.Repository(str(top))
+        claims = {}
+        base = f"refs/remotes/{remote}/failres-claims/"
+        for name in repo.references:
+            if not name.startswith(prefix):
+                continue
+            owner, _, task = name[len(base):].partition("/")
+            commit = repo.get(repo.references[name].target)
+            if task and "/" not in task and isinstance(commit, pygit2.Commit):
+                claim = parse_claim(owner, task, commit.message, str(commit.id))
+                if claim is not None:
+                    claims[(owner, task)] = claim
+        return claims
