@@ -91,7 +91,7 @@ def merge_line(store: Store, other: pygit2.Oid | str, message: str | None = None
             continue
         base_id = repo.merge_base(ours.id, theirs.id)
         base_tree = repo[base_id].tree if base_id else None
-        tree = store.apply(ours.tree, union_change(store, base_tree, ours.tree, theirs.tree))
+        tree = union_tree(store, base_tree, ours.tree, theirs.tree)
         if settle is not None:
             extra = settle(repo[tree])
             if not extra.is_empty():
@@ -122,6 +122,16 @@ def check_line(store: Store, theirs: pygit2.Oid, *, name: str) -> pygit2.Commit:
         base_id = store.repo.merge_base(ours, theirs)
         base = store.repo[base_id].tree if base_id is not None else None
     return check_store_commit(store.repo, theirs, name=name, base=base)
+
+
+def union_tree(store: Store, base: pygit2.Tree | None, ours: pygit2.Tree, theirs: pygit2.Tree) -> pygit2.Oid:
+    """The merged tree by the union rule: walked level by level, file by file where the walk cannot decide."""
+    from lessons.treemerge import Mismatch, merge_trees
+
+    try:
+        return merge_trees(store.repo, base, ours, theirs, lambda path, oid: _readable(store, path, oid))
+    except Mismatch:
+        return store.apply(ours, union_change(store, base, ours, theirs))
 
 
 def union_change(store: Store, base: pygit2.Tree | None, ours: pygit2.Tree, theirs: pygit2.Tree) -> Change:
