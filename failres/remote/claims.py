@@ -126,8 +126,8 @@ def claim_verdict(claim: Claim | None, *, unchanged_for: float, lease: float, no
                   explicit: bool) -> Verdict:
     """Whether this runner may claim a task whose claim ref reads `claim` (None: no ref).
 
-    `unchanged_for`: how long this runner has seen that same claim commit (its own
-    monotonic clock). `explicit`: the runner was told to run this task (`--task`),
+    Asked only about tasks this runner is not running now. `unchanged_for`: how long this
+    runner has seen that same claim commit (its own monotonic clock). `explicit`: the runner was told to run this task (`--task`),
     which claims a quarantined or cancelled task again; a committed one never.
     """
     if claim is None:
@@ -143,7 +143,9 @@ def claim_verdict(claim: Claim | None, *, unchanged_for: float, lease: float, no
         # Its holder may not have read the cancel yet: only once its lease has run out.
         return Verdict(explicit and expired, f"cancelled on {claim.host} pid {claim.pid}")
     if claim.run == run:
-        return Verdict(False, "held by this runner")
+        # Asked only about tasks this runner is not running: a claim of its own that it lost
+        # (cut off, it stopped the task) and that nobody took over; its seat is gone.
+        return Verdict(True, "this runner's own earlier claim")
     if expired:
         return Verdict(True, f"lease of {claim.host} pid {claim.pid} expired")
     return Verdict(False, f"held by {claim.host} pid {claim.pid}")

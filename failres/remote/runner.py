@@ -50,7 +50,7 @@ log = logging.getLogger("failres.remote")
 
 def poll_seconds(lease: float) -> float:
     """How often an idle runner looks at the claims: often enough to take over soon after a lease ends."""
-    return max(0.5, min(lease / 4, 15.0))
+    return max(0.5, min(lease / 4, 3.0))
 
 
 def outcome_of_claim(claim: Claim) -> TaskOutcome:
@@ -137,9 +137,13 @@ class RemoteRun:
                 continue
             del running[task_id]
             try:
-                outcomes[task_id] = future.result()
+                outcome = future.result()
             except Interrupted as interrupted:
                 stopped = stopped or interrupted
+                continue
+            if outcome is not None:
+                outcomes[task_id] = outcome
+            # None: the claim was lost; the next look at the claims says who has the task now.
         return stopped
 
     def _schedule(self, pool: ThreadPoolExecutor, running: dict[str, Future],
@@ -224,7 +228,7 @@ class RemoteRun:
             return None
         return Hold(self.claims, claim, self.lease, pushed_at=started, branch_tip=branch_tip).start()
 
-    def _run_task(self, task: Task, hold: Hold) -> TaskOutcome:
+    def _run_task(self, task: Task, hold: Hold) -> TaskOutcome | None:
         engine = fork_engine(self.engine)
         lock = TaskLock(engine.git_dir, self.plan.slug, task.id)
         try:
@@ -241,8 +245,9 @@ class RemoteRun:
                 if stop.reason != "lost":
                     hold.finish("released")
                     raise
-                outcome = TaskOutcome(self.plan.slug, task.id, "interrupted", skipped=True,
-                                      message="another runner holds the task now; this run published nothing")
+                log.warning("failres: %s/%s is no longer this runner's (lost its claim); nothing was published",
+                            self.plan.slug, task.id)
+                return None
             except BaseException:
                 hold.finish("released")
                 raise
@@ -263,7 +268,7 @@ class RemoteRun:
         elif outcome.state in ("quarantined", "stopped"):
             hold.finish("quarantined")
         elif outcome.state == "interrupted":
-            pass  # cancelled (the claim says so) or lost (the claim is another's)
+            pass  # cancelled: the claim says so, and stays so
         elif outcome.state != "committed":
             hold.finish("released")
 
