@@ -127,8 +127,9 @@ def claim_verdict(claim: Claim | None, *, unchanged_for: float, lease: float, no
     """Whether this runner may claim a task whose claim ref reads `claim` (None: no ref).
 
     Asked only about tasks this runner is not running now. `unchanged_for`: how long this
-    runner has seen that same claim commit (its own monotonic clock). `explicit`: the runner was told to run this task (`--task`),
-    which claims a quarantined or cancelled task again; a committed one never.
+    runner has seen that same claim commit (its own monotonic clock). `explicit`: the runner
+    was told to run this task (`--task`), which claims a quarantined or cancelled task again;
+    a committed one never.
     """
     if claim is None:
         return Verdict(True, "unclaimed")
