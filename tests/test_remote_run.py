@@ -35,7 +35,7 @@ def _journal_events(top: Path) -> list[dict]:
 
 
 def test_three_runners_work_one_plan_each_task_once_and_a_killed_runners_task_is_taken_over(tmp_path: Path):
-    bare, plan, log = make_remote(tmp_path, TASKS, lease="3s", victim=VICTIM, seconds=0.3)
+    bare, plan, log = make_remote(tmp_path, TASKS, lease="5s", victim=VICTIM, seconds=0.3)
     clones = [clone(tmp_path, bare, name) for name in ("a", "b", "c")]
     runners = [start_runner(top, plan, "--jobs", "2") for top in clones]
     try:

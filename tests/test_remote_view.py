@@ -28,7 +28,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_status_shows_the_holder_and_cancel_stops_it_from_another_clone(tmp_path: Path):
-    bare, plan, _ = make_remote(tmp_path, ["t00"], lease="3s", victim="t00")
+    bare, plan, _ = make_remote(tmp_path, ["t00"], lease="6s", victim="t00")
     runner_top, other = clone(tmp_path, bare, "a"), clone(tmp_path, bare, "b")
     runner = start_runner(runner_top, plan)
     marker = tmp_path / "agents" / "victim-started"
