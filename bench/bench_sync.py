@@ -11,6 +11,10 @@ on two identical copies of the second clone:
   stores (N records each side), and the push of the result.
 
 The ratio says what the merge and the push add to the transport git does anyway.
+
+`--little N`: instead, the cost of a sync when little diverged: two clones share a
+store of N records (and, in the same run, of N / 10) and each writes 10 more; the
+ratio of the two syncs says whether the cost grows with the store (goal: about 1).
 """
 
 from __future__ import annotations
@@ -26,9 +30,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_store import ENV, fill  # noqa: E402
+from bench_store import ENV, fill, lesson  # noqa: E402
 from failres.sync import fetch_refspecs, sync_store  # noqa: E402
-from lessons.records import read_collection  # noqa: E402
+from lessons.records import change_of, read_collection, record_put  # noqa: E402
 from lessons.store import DEFAULT_REF, Store  # noqa: E402
 
 
@@ -83,10 +87,50 @@ def measure(root: Path, records: int) -> SyncTimes:
     return SyncTimes(records, fetch, sync)
 
 
+def shared_clones(root: Path, records: int, each: int = 10) -> Path:
+    """A clone whose store and the remote's share `records` records and differ by `each` on each side."""
+    root.mkdir(parents=True)
+    bare = root / "remote.git"
+    git(root, "init", "-q", "--bare", "-b", "main", str(bare))
+    seed = root / "seed"
+    git(root, "init", "-q", "-b", "main", str(seed))
+    git(seed, "commit", "-q", "--allow-empty", "-m", "initial")
+    fill(Store(seed), records)
+    git(seed, "push", "-q", str(bare), "main", f"{DEFAULT_REF}:{DEFAULT_REF}")
+    clones = []
+    for name in ("a", "b"):
+        git(root, "clone", "-q", str(bare), str(root / name))
+        sync_store(root / name, DEFAULT_REF, "origin")
+        store = Store(root / name)
+        for i in range(each):
+            store.commit(change_of([record_put("lessons", lesson(records + i))]), f"failres: bench {name} {i}")
+        clones.append(root / name)
+    sync_store(clones[0], DEFAULT_REF, "origin")
+    return clones[1]
+
+
+def little_divergence(root: Path, records: int) -> tuple[float, float]:
+    """(seconds of the sync at `records` shared records, at records / 10): 10 records diverged per side."""
+    times = []
+    for shared in (records, max(1, records // 10)):
+        b = shared_clones(root / f"shared-{shared}", shared)
+        start = time.perf_counter()
+        sync_store(b, DEFAULT_REF, "origin")
+        times.append(time.perf_counter() - start)
+    return times[0], times[1]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=10_000)
+    parser.add_argument("--little", type=int, default=0, metavar="N")
     args = parser.parse_args()
+    if args.little:
+        with tempfile.TemporaryDirectory(prefix="failres-bench-sync-", ignore_cleanup_errors=True) as tmp:
+            big, small = little_divergence(Path(tmp), args.little)
+        print(f"sync, 10 records diverged per side: {args.little:,} shared {big:.2f} s vs "
+              f"{args.little // 10:,} shared {small:.2f} s = ratio {big / small:.2f}")
+        return
     with tempfile.TemporaryDirectory(prefix="failres-bench-sync-", ignore_cleanup_errors=True) as tmp:
         times = measure(Path(tmp), args.records)
     print(f"sync of two stores of {times.records:,} records each: {times.sync:.2f} s "

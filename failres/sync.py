@@ -157,7 +157,8 @@ def _git(top: Path, *args: str):
     return try_git(top, list(args))
 
 
-def _check_remote(repo: pygit2.Repository, remote: str) -> None:
+def check_remote(repo: pygit2.Repository, remote: str) -> None:
+    """UsageError unless `remote` names one of the repository's remotes."""
     if remote.startswith("-") or not remote.strip():
         msg = f'"{remote}" is not a usable remote name'
         raise UsageError(msg)
@@ -323,7 +324,7 @@ def sync_store(top: Path, ref: str, remote: str, *, snapshots: bool = False, att
     `snapshots`: also exchange snapshot refs (`[sync] snapshots`); off, they stay home.
     """
     repo = pygit2.Repository(str(top))
-    _check_remote(repo, remote)
+    check_remote(repo, remote)
     # A sync with this remote is itself the way back for a store lost here, so only
     # other signs that the local store existed (its reflog, its index) stop it.
     Store(repo, ref).verify(ignore_remote=remote)

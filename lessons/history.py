@@ -62,7 +62,7 @@ def undo_commit(store: Store, rev: str) -> pygit2.Oid:
 
 
 def merge_line(store: Store, other: pygit2.Oid | str, message: str | None = None,
-               settle: Callable[[pygit2.Tree], Change] | None = None) -> pygit2.Oid | None:
+               settle: Callable[[pygit2.Tree], Change] | None = None, *, checked: bool = False) -> pygit2.Oid | None:
     """Join another line of this store into the local tip: one merge commit.
 
     The rule is a union: every file added on either side is kept; a file the
@@ -79,7 +79,8 @@ def merge_line(store: Store, other: pygit2.Oid | str, message: str | None = None
         raise NotFound(msg)
     store.require()
     repo = store.repo
-    check_line(store, theirs.id, name=str(other))
+    if not checked:  # `checked`: the caller ran `check_line` on this very line against this store's tip
+        check_line(store, theirs.id, name=str(other))
     for attempt in range(MAX_CAS_ATTEMPTS):
         ours = store.commit_at()
         assert ours is not None
@@ -91,7 +92,7 @@ def merge_line(store: Store, other: pygit2.Oid | str, message: str | None = None
             continue
         base_id = repo.merge_base(ours.id, theirs.id)
         base_tree = repo[base_id].tree if base_id else None
-        tree = store.apply(ours.tree, union_change(store, base_tree, ours.tree, theirs.tree))
+        tree = union_tree(store, base_tree, ours.tree, theirs.tree)
         if settle is not None:
             extra = settle(repo[tree])
             if not extra.is_empty():
@@ -122,6 +123,16 @@ def check_line(store: Store, theirs: pygit2.Oid, *, name: str) -> pygit2.Commit:
         base_id = store.repo.merge_base(ours, theirs)
         base = store.repo[base_id].tree if base_id is not None else None
     return check_store_commit(store.repo, theirs, name=name, base=base)
+
+
+def union_tree(store: Store, base: pygit2.Tree | None, ours: pygit2.Tree, theirs: pygit2.Tree) -> pygit2.Oid:
+    """The merged tree by the union rule: walked level by level, file by file where the walk cannot decide."""
+    from lessons.treemerge import Mismatch, merge_trees
+
+    try:
+        return merge_trees(store.repo, base, ours, theirs, lambda path, oid: _readable(store, path, oid))
+    except Mismatch:
+        return store.apply(ours, union_change(store, base, ours, theirs))
 
 
 def union_change(store: Store, base: pygit2.Tree | None, ours: pygit2.Tree, theirs: pygit2.Tree) -> Change:

@@ -195,7 +195,8 @@ def join(store: Store, theirs: pygit2.Oid, message: str, *, scratch_ref: str = S
     repo.create_reference(scratch_ref, local, force=True)
     scratch = Store(repo, scratch_ref)
     try:
-        merge_line(scratch, theirs, message, settle=settle_merge(scratch, repo[theirs]))
+        # Checked above against the local tip, where the scratch ref starts: not walked again.
+        merge_line(scratch, theirs, message, settle=settle_merge(scratch, repo[theirs]), checked=True)
         for _ in range(OPTIMISTIC_CATCH_UPS):
             candidate = scratch.tip()
             assert candidate is not None

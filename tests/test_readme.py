@@ -38,6 +38,8 @@ NOT_RUN = {
     ("init", "--agent", "claude"): "the demo's repository is initialised already (tests/test_first_run.py and "
                                    "the agent recipes' tests run init)",
     ("demo",): "tests/test_demo.py runs the demo",
+    ("run", "plan.toml", "--remote", "origin", "--jobs", "2"): "tests/test_remote_run.py runs three runners of a "
+                                                               "plan on one bare remote",
 }
 
 

@@ -20,6 +20,7 @@ def _register() -> None:
     # Each module adds its commands to `app`; help groups and sorts them itself.
     from failres.cli import journal_cmd, run_cmds, store_cmds  # noqa: F401
     from failres.cli import cancel_cmd, logs_cmd  # noqa: F401
+    from failres.cli import ci_cmd  # noqa: F401
     from failres.cli import decisions_cmds, hooks_cmds, land_cmds, lessons_cmds  # noqa: F401
     from failres.cli import report_cmd  # noqa: F401
     from failres.cli import demo_cmd  # noqa: F401
@@ -35,7 +36,7 @@ _register()
 # Commands that change the store, the person's refs or their hooks: a person's, never a
 # seat's (`failres.processes.ancestry`). Reading commands stay open to seats.
 WRITES = frozenset({
-    "cancel", "consolidate", "decide", "decisions propose", "facts set", "gc", "hooks install", "hooks uninstall",
+    "cancel", "ci", "consolidate", "decide", "decisions propose", "facts set", "gc", "hooks install", "hooks uninstall",
     "init", "label", "land", "learn", "lessons import", "proposals accept", "proposals reject", "reflect",
     "restore", "rules retire", "run", "sync", "undo",
 })

@@ -24,6 +24,9 @@ def run(
     dry_run: bool = typer.Option(False, "--dry-run", help="Check the plan against the configuration and the "
                                                           "repository; dispatch nothing, write nothing."),
     json_out: bool = typer.Option(False, "--json", help="Print each task's outcome as JSON."),
+    remote: str = typer.Option(None, "--remote", metavar="REMOTE",
+                               help="Work the plan together with every other runner of it on this remote: "
+                                    "each task claimed there first, results pushed, the store synced."),
 ) -> None:
     """Run (or resume) a plan's tasks through the loop. Exit 1 if any task is not committed.
 
@@ -43,7 +46,10 @@ def run(
     engine = engine_for(ctx, progress, attach=attach_knowledge)
     try:
         with stop_on_signals(engine.stop):
-            outcomes = run_plan_file(engine, plan, task_ids=task, patch=patch, force=force, jobs=jobs)
+            if remote is not None:
+                outcomes = _run_remote(engine, plan, remote, task, patch, jobs)
+            else:
+                outcomes = run_plan_file(engine, plan, task_ids=task, patch=patch, force=force, jobs=jobs)
     except Interrupted:
         typer.echo(f"failres: stopped by signal {engine.stop.signum or 'INT'}; the next run resumes", err=True)
         raise typer.Exit(engine.stop.exit_code) from None
@@ -65,6 +71,16 @@ def run(
     # A task waiting for another to land did not fail: it has not started yet.
     if any(o.state not in ("committed", "landed", "pending") for o in outcomes):
         raise typer.Exit(EXIT_NOT_GREEN)
+
+
+def _run_remote(engine, plan: Path, remote: str, task_ids: list[str], patch: Path | None, jobs: int):
+    from failres.errors import UsageError
+    from failres.remote.runner import run_plan_remote
+
+    if patch is not None:
+        msg = "--patch applies a person's patch on this machine; it does not go with --remote"
+        raise UsageError(msg, hint="run it without --remote, then push the task branch")
+    return run_plan_remote(engine, plan, remote, task_ids=task_ids, jobs=jobs)
 
 
 def _dry_run(ctx, plan_path: Path, task_ids: list[str], patch: Path | None, json_out: bool) -> None:
@@ -96,6 +112,9 @@ def _dry_run(ctx, plan_path: Path, task_ids: list[str], patch: Path | None, json
 def status(
     slug: str = typer.Argument(None, help="Only this plan's tasks."),
     json_out: bool = typer.Option(False, "--json", help="Print an array of {slug, task, state, ...}."),
+    remote: str = typer.Option(None, "--remote", metavar="REMOTE",
+                               help="Each task as the remote knows it: its state and who holds it (host, pid, "
+                                    "lease left)."),
 ) -> None:
     """Each task's state, as the journal tells it."""
     from failres.engine.entry import task_statuses
@@ -103,6 +122,9 @@ def status(
     from failres.cli.known import journal_of
 
     ctx = open_context()
+    if remote is not None:
+        _remote_status(ctx, slug, remote, json_out)
+        return
     if slug is not None:
         journal_of(ctx.store, slug)  # an unknown slug is a typo, not an empty plan
     rows = task_statuses(ctx.store, slug)
@@ -118,6 +140,32 @@ def status(
                Column("last failure"), Column("updated"))
     print_table(columns, [(row["slug"], row["task"], row["state"], row["quarantines"], row["lastFailClass"],
                            str(row["updated"] or "")[:19].replace("T", " ")) for row in rows])
+
+
+def _remote_status(ctx, slug: str | None, remote: str, json_out: bool) -> None:
+    from failres.remote.view import remote_statuses
+
+    rows = remote_statuses(ctx.top, ctx.config.store.ref, remote, slug)
+    if json_out:
+        emit_json(rows)
+        return
+    if not rows:
+        console().print(f"{remote} knows no task" + (f" of {slug}" if slug else ""), markup=False)
+        return
+    from failres.cli.tables import Column, print_table
+
+    def holder(row: dict) -> str:
+        who = row["holder"]
+        return f"{who['host']} pid {who['pid']}" if who and row["claim"] == "held" else ""
+
+    def lease(row: dict) -> str:
+        left = row["leaseLeft"]
+        return "" if left is None else (f"{left:.0f}s" if left > 0 else "expired")
+
+    columns = (Column("slug"), Column("task"), Column("state"), Column("holder"), Column("lease left", right=True),
+               Column("last failure"))
+    print_table(columns, [(row["slug"], row["task"], row["state"], holder(row), lease(row), row["lastFailClass"])
+                          for row in rows])
 
 
 @app.command(rich_help_panel=LOOP, epilog="git failres prompt release-readiness t1 --mode fix")

@@ -57,7 +57,7 @@ __all__ = [
     "BindingConfig", "Config", "EngineDownConfig", "GateConfig", "IntegrationConfig", "LearningConfig",
     "OutputConfig",
     "PolicyConfig", "ProbeConfig", "RepairConfig", "RepoPaths", "ScopeConfig", "SeatsConfig", "StopLossConfig",
-    "StoreConfig", "SyncConfig", "TaxonomyConfig", "TaxonomyRule", "WorktreesConfig",
+    "RemoteConfig", "StoreConfig", "SyncConfig", "TaxonomyConfig", "TaxonomyRule", "WorktreesConfig",
     "branch_name_problem", "find_repo_top", "locate_repo", "ref_name_problem", "render_command",
     "workspace_dir_problem",
 ]
@@ -152,6 +152,15 @@ class SyncConfig:
     # Snapshot commits hold a failing worktree as the seat left it, files it wrote
     # included; they reach a remote only where a person asked for that.
     snapshots: bool = setting(False, kind=Flag())
+
+
+@dataclass(frozen=True)
+class RemoteConfig:
+    """How runners of one plan on many machines share it (`run --remote`)."""
+
+    # A claim not renewed within this long is another runner's to take: short enough that a
+    # dead runner's task is not lost for long, long enough that a slow push never loses a live one.
+    lease: float = setting(120.0, kind=Duration())
 
 
 @dataclass(frozen=True)
@@ -299,6 +308,7 @@ class Config:
     policy: PolicyConfig = setting(kind=PolicySection(PolicyConfig), factory=PolicyConfig)
     learning: LearningConfig = setting(kind=Section(LearningConfig), factory=LearningConfig)
     sync: SyncConfig = setting(kind=Section(SyncConfig), factory=SyncConfig)
+    remote: RemoteConfig = setting(kind=Section(RemoteConfig), factory=RemoteConfig)
     # Not a key: the file these values came from, so later errors can name it.
     source: str = field(default=CONFIG_FILE, compare=False)
 

@@ -29,6 +29,7 @@ in `OwnMoves` as they happen.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import threading
 from collections.abc import Mapping
@@ -55,6 +56,10 @@ _GIT_DIR_ELSEWHERE = frozenset({"index", "HEAD", "packed-refs", "config", "confi
 # Store files failres itself rewrites in place (the learned rules an accepted proposal
 # changes); every other record file is add-only.
 _REWRITTEN_STORE_FILES = ("rules/",)
+# What failres's own fetches and joins write while other tasks' seats run (`sync`, `run --remote`):
+# copies of what a remote holds, re-read from the remote before every use, and the join's scratch ref.
+_FAILRES_CACHE_REFS = re.compile(r"refs/remotes/[^/]+/failres(-claims|-view)?/|refs/failres-join/")
+_OWN_CACHE_LOGS = re.compile(r"logs/refs/remotes/[^/]+/failres(-claims|-view)?$|logs/refs/failres-join$")
 # Hooks and info files are small; a file beyond this is compared by size and time only.
 _MAX_GUARDED_FILE = 4 * 1024 * 1024
 _NO_HOOKS = ("core.hooksPath=/dev/null", "core.fsmonitor=false")
@@ -140,7 +145,8 @@ class Guard:
                 for root, dirs, names in os.walk(directory):
                     inside = Path(root).is_relative_to(self.git_dir)
                     relative = Path(root).relative_to(self.git_dir).as_posix() if inside else ""
-                    dirs[:] = [d for d in dirs if f"{relative}/{d}" not in _OWN_LOGS]
+                    dirs[:] = [d for d in dirs if f"{relative}/{d}" not in _OWN_LOGS
+                               and not _OWN_CACHE_LOGS.match(f"{relative}/{d}")]
                     paths += [Path(root) / name for name in names]
         paths += _global_config_files()
         return paths
@@ -247,7 +253,7 @@ class Guard:
             tamper.what.append(f"{change}: {'put back' if problem is None else 'could not be put back: ' + problem}")
 
     def _expected(self, name: str, old: str | None, new: str | None) -> bool:
-        if self.own.allows(name, new):
+        if self.own.allows(name, new) or _FAILRES_CACHE_REFS.match(name):
             return True
         if name == self.store_ref and self._store_moved_forward(old, new):
             # Other failres processes (a person's `decide`, a sync) append to the store

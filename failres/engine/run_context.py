@@ -82,6 +82,8 @@ class RunContext:
             self.lock.keep_held()
             if self.lock.cancel_requested():
                 return "cancel"
+        if self.engine.claims is not None:
+            return self.engine.claims.stop_reason(self.slug, self.task.id)
         return None
 
     def cancelled(self) -> bool:

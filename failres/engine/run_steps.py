@@ -12,6 +12,7 @@ import os
 import time
 from pathlib import Path
 
+from failres.containment.interrupts import Interrupted
 from failres.containment.tamper import Guard
 from failres.engine.dispatching import Dispatched
 from failres.engine.prompts import JudgeInvocation
@@ -145,6 +146,10 @@ class RunSteps(RunContext):
         message = redact(f"failres: {self.slug}/{self.task.id} {self.task.title}".rstrip())
         commit = commit_tree(self.engine.git_dir, self.tree, self.base, message,
                              f"Failres-Task: {self.slug}/{self.task.id}")
+        if self.engine.claims is not None and not self.engine.claims.publish(self.slug, self.task.id, self.branch,
+                                                                             commit):
+            # Another runner holds the task now: this result is refused, here as on the remote.
+            raise Interrupted("lost")
         move_branch(self.engine.top, self.engine.git_dir, self.branch, commit, expected=self.base,
                     own=self.engine.own_moves)
         self.journal("task-committed", commit=commit, intHead=self.int_head)

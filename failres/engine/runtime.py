@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 from pathlib import Path
 
 import pygit2
@@ -16,6 +17,16 @@ from failres.containment.tamper import OwnMoves
 from failres.engine.taxonomy import UserRule
 from lessons.redact import redact
 from lessons.store import Store
+
+
+class ClaimSeam(Protocol):
+    """What the loop asks of a run that shares its plan with other runners through a remote."""
+
+    def stop_reason(self, slug: str, task: str) -> str | None:
+        """`cancel` or `lost` once the task is no longer this runner's to work; None while it is."""
+
+    def publish(self, slug: str, task: str, branch: str, commit: str) -> bool:
+        """Push the task's commit (and the finished claim) by compare-and-swap; False when refused."""
 
 
 @dataclass
@@ -40,6 +51,9 @@ class Engine:
     stop: StopFlag = field(default_factory=StopFlag)
     # Refs failres moved while seats ran, so the tamper check never takes them for a seat's.
     own_moves: OwnMoves = field(default_factory=OwnMoves)
+    # Set by `run --remote` (failres.remote): whether this runner still holds each task, and the
+    # push that publishes a commit; None for a run on this machine alone.
+    claims: ClaimSeam | None = None
 
     @property
     def git_dir(self) -> Path:

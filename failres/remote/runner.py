@@ -1,0 +1,298 @@
+"""`run PLAN --remote REMOTE`: this process works the plan together with every other runner of it.
+
+The loop, until nothing is left for this runner:
+
+1. read every claim of the plan on the remote (one fetch);
+2. for each task in plan order: done when its claim is finished (committed,
+   quarantined, cancelled) or this runner finished it; waiting while another runner
+   holds it (it may be taken over once that runner's lease runs out) or while a
+   task it comes `after` has not finished; never startable when such a task
+   finished without landing (landing is a person's merge; `after` keeps its meaning);
+3. claim what may be claimed, up to `--jobs` at once, each by a compare-and-swap
+   push of its claim ref, and run it through the ordinary task loop in a thread of
+   its own; the loop asks the `Hold` whether the task is still this runner's and
+   publishes the commit through it (see `holder`);
+4. after each task, sync the store, so every runner's journal and lessons meet on
+   the remote; wait for a task to end or for the next poll, and go back to 1.
+
+The runner ends when every task of its selection is finished or can never start;
+a task held by another runner keeps it waiting, so a task whose runner died is
+taken over rather than left behind.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import socket
+import time
+from collections.abc import Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+
+from failres.containment.interrupts import Interrupted
+from failres.containment.locks import AlreadyRunning, TaskLock, stop_lost_seat
+from failres.engine import state
+from failres.engine.loop import TaskRun
+from failres.engine.runtime import Engine, TaskOutcome
+from failres.engine.schedule import fork_engine
+from failres.errors import FailresError, UsageError
+from failres.journal import read_journal
+from failres.plan import Plan, Task
+from failres.processes import reaper
+from failres.remote.claims import FINISHED, Claim, claim_verdict, new_claim
+from failres.remote.holder import Hold, utc_now
+from failres.remote.transport import RemoteClaims, Unreachable
+from failres.sync import sync_store
+
+log = logging.getLogger("failres.remote")
+
+
+def poll_seconds(lease: float) -> float:
+    """How often an idle runner looks at the claims: often enough to take over soon after a lease ends."""
+    return max(0.5, min(lease / 4, 3.0))
+
+
+def outcome_of_claim(claim: Claim) -> TaskOutcome:
+    state_of = {"committed": "committed", "quarantined": "quarantined", "cancelled": "interrupted"}[claim.state]
+    where = f"{claim.state} by {claim.host} pid {claim.pid}"
+    return TaskOutcome(claim.slug, claim.task, state_of, message=where, commit=claim.commit or None, skipped=True)
+
+
+class RemoteRun:
+    """One runner of a plan on a remote: its identity, its holds, and the seam the task loop calls."""
+
+    def __init__(self, engine: Engine, plan: Plan, remote: str, *, jobs: int, task_ids: Sequence[str] = ()) -> None:
+        self.engine = engine
+        self.plan = plan
+        self.remote = remote
+        self.jobs = jobs
+        self.explicit = set(task_ids)
+        self.selected = [plan.task(t) for t in task_ids] if task_ids else list(plan.tasks)
+        self.lease = engine.config.remote.lease
+        self.claims = RemoteClaims(engine.top, remote, plan.slug)
+        self.run_id = secrets.token_hex(8)
+        self.host = socket.gethostname() or "localhost"
+        self.pid = os.getpid()
+        self.holds: dict[str, Hold] = {}
+        self.seen: dict[str, tuple[str, float]] = {}  # task -> (claim commit, since when this runner sees it)
+
+    # ---- the seam the task loop calls (engine.claims) ----
+
+    def stop_reason(self, slug: str, task: str) -> str | None:
+        hold = self.holds.get(task)
+        return hold.stop_reason() if hold is not None else None
+
+    def publish(self, slug: str, task: str, branch: str, commit: str) -> bool:
+        hold = self.holds.get(task)
+        if hold is None:
+            return False
+        return hold.finish("committed", branch=(f"refs/heads/{branch}", commit), commit=commit)
+
+    # ---- the schedule ----
+
+    def run(self) -> list[TaskOutcome]:
+        if self.jobs < 1:
+            msg = f"--jobs must be at least 1, not {self.jobs}"
+            raise UsageError(msg)
+        reaper.become_subreaper()
+        self.engine.claims = self
+        self.sync_store()
+        outcomes: dict[str, TaskOutcome] = {}
+        running: dict[str, Future] = {}
+        stopped: Interrupted | None = None
+        try:
+            with ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="failres-task") as pool:
+                while True:
+                    stopped = self._collect(running, outcomes) or stopped
+                    if self.engine.stop.is_set() or stopped is not None:
+                        break
+                    waiting = self._schedule(pool, running, outcomes)
+                    if not running and not waiting:
+                        break
+                    if running:
+                        wait(list(running.values()), timeout=poll_seconds(self.lease), return_when=FIRST_COMPLETED)
+                    elif self.engine.stop.wait(poll_seconds(self.lease)):
+                        break
+                for future in list(running.values()):
+                    future.exception()  # the pool is shutting down: each stops through its own path
+                stopped = self._collect(running, outcomes) or stopped
+        finally:
+            for hold in list(self.holds.values()):
+                hold.close()
+            reaper.sweep_leftovers()
+            self.sync_store()
+        if stopped is not None:
+            raise stopped
+        if self.engine.stop.is_set():
+            raise Interrupted("signal", self.engine.stop.signum)
+        return [outcomes.get(t.id) or TaskOutcome(self.plan.slug, t.id, "pending", skipped=True,
+                                                  message="not started: the run was stopped")
+                for t in self.selected]
+
+    def _collect(self, running: dict[str, Future], outcomes: dict[str, TaskOutcome]) -> Interrupted | None:
+        stopped = None
+        for task_id, future in list(running.items()):
+            if not future.done():
+                continue
+            del running[task_id]
+            try:
+                outcome = future.result()
+            except Interrupted as interrupted:
+                stopped = stopped or interrupted
+                continue
+            if outcome is not None:
+                outcomes[task_id] = outcome
+            # None: the claim was lost; the next look at the claims says who has the task now.
+        return stopped
+
+    def _schedule(self, pool: ThreadPoolExecutor, running: dict[str, Future],
+                  outcomes: dict[str, TaskOutcome]) -> bool:
+        """Claim and start what may start; True while something this runner waits for is unfinished."""
+        try:
+            claims = self.claims.fetch()
+        except Unreachable as error:
+            log.warning("failres: %s", error)
+            return True  # cut off: try again at the next poll, as the holds do
+        now = time.monotonic()
+        for task_id, claim in claims.items():
+            if self.seen.get(task_id, ("", 0.0))[0] != claim.oid:
+                self.seen[task_id] = (claim.oid, now)
+        journal = read_journal(self.engine.store, self.plan.slug)
+        waiting = False
+        for task in self.selected:
+            if task.id in outcomes or task.id in running:
+                continue
+            claim = claims.get(task.id)
+            seen_since = self.seen.get(task.id, ("", now))[1]
+            verdict = claim_verdict(claim, unchanged_for=now - seen_since, lease=self.lease, now=utc_now(),
+                                    run=self.run_id, explicit=task.id in self.explicit)
+            if not verdict.may_claim:
+                if claim is not None and claim.state in FINISHED and not (
+                        claim.state != "committed" and task.id in self.explicit):
+                    outcomes[task.id] = outcome_of_claim(claim)
+                else:
+                    waiting = True
+                continue
+            blocked = self._after(task, claims, outcomes, journal)
+            if blocked is True:
+                waiting = True
+                continue
+            if blocked:
+                outcomes[task.id] = TaskOutcome(self.plan.slug, task.id, "pending", message=blocked, skipped=True)
+                continue
+            if len(running) >= self.jobs:
+                waiting = True
+                continue
+            hold = self._claim(task, claim)
+            if hold is None:
+                waiting = True  # another runner's push came first: look again
+                continue
+            self.holds[task.id] = hold
+            running[task.id] = pool.submit(self._run_task, task, hold)
+        return waiting
+
+    def _after(self, task: Task, claims: dict[str, Claim], outcomes: dict[str, TaskOutcome], journal) -> bool | str:
+        """False: may start; True: wait (a task it comes after is unfinished); a reason: it never can in this run."""
+        unlanded, unfinished = [], False
+        for other in task.after:
+            if state.task_state(journal.for_task(other)) == "landed":
+                continue
+            unlanded.append(other)
+            claim = claims.get(other)
+            finished_here = other in outcomes
+            held = claim is not None and claim.state == "held"
+            if not finished_here and (held or any(t.id == other for t in self.selected)) and not (
+                    claim is not None and claim.state in FINISHED):
+                unfinished = True
+        if not unlanded:
+            return False
+        if unfinished:
+            return True
+        return (f"waits for {', '.join(unlanded)} to land; run the plan again once "
+                f"{'it has' if len(unlanded) == 1 else 'they have'}")
+
+    def _claim(self, task: Task, current: Claim | None) -> Hold | None:
+        branch = f"refs/heads/failres/{self.plan.slug}/{task.id}"
+        try:
+            branch_tip = self.claims.remote_tip(branch)
+            started = time.monotonic()
+            claim = self.claims.write(new_claim(self.plan.slug, task.id, host=self.host, pid=self.pid,
+                                                run=self.run_id, now=utc_now(), lease=self.lease),
+                                      current.oid if current else "")
+            pushed = self.claims.swap(claim, current.oid if current else "")
+        except Unreachable as error:
+            log.warning("failres: %s", error)
+            return None
+        if not pushed.accepted:
+            return None
+        return Hold(self.claims, claim, self.lease, pushed_at=started, branch_tip=branch_tip).start()
+
+    def _run_task(self, task: Task, hold: Hold) -> TaskOutcome | None:
+        engine = fork_engine(self.engine)
+        lock = TaskLock(engine.git_dir, self.plan.slug, task.id)
+        try:
+            left = lock.acquire()
+        except AlreadyRunning as busy:
+            hold.finish("released")
+            return TaskOutcome(self.plan.slug, task.id, "pending", message=str(busy), skipped=True)
+        try:
+            if left is not None:
+                stop_lost_seat(left)
+            try:
+                outcome = TaskRun(engine, self.plan, task, lock=lock).run()
+            except Interrupted as stop:
+                if stop.reason != "lost":
+                    hold.finish("released")
+                    raise
+                log.warning("failres: %s/%s is no longer this runner's (lost its claim); nothing was published",
+                            self.plan.slug, task.id)
+                return None
+            except BaseException:
+                hold.finish("released")
+                raise
+            self._finish(hold, outcome)
+            return outcome
+        finally:
+            lock.release()
+            hold.close()
+            self.sync_store()
+
+    def _finish(self, hold: Hold, outcome: TaskOutcome) -> None:
+        if outcome.state == "committed" and outcome.skipped and outcome.commit:
+            # Committed by an earlier run on this clone: its branch goes to the remote now.
+            hold.finish("committed", branch=(f"refs/heads/failres/{self.plan.slug}/{outcome.task}", outcome.commit),
+                        commit=outcome.commit)
+        elif outcome.state == "landed":
+            hold.finish("committed", commit=outcome.commit or "")
+        elif outcome.state in ("quarantined", "stopped"):
+            hold.finish("quarantined")
+        elif outcome.state == "interrupted":
+            pass  # cancelled: the claim says so, and stays so
+        elif outcome.state != "committed":
+            hold.finish("released")
+
+    def sync_store(self) -> None:
+        """Exchange the store with the remote; a failed sync is retried after the next task, never fatal."""
+        try:
+            sync_store(self.engine.top, self.engine.store.ref, self.remote,
+                       snapshots=self.engine.config.sync.snapshots)
+        except FailresError as error:
+            log.warning("failres: syncing the store with %s failed: %s", self.remote, error)
+        except Exception as error:  # noqa: BLE001 - lessons' own errors; the records stay in the local store
+            log.warning("failres: syncing the store with %s failed: %s", self.remote, error)
+
+
+def run_plan_remote(engine: Engine, plan_path, remote: str, *, task_ids: Sequence[str] = (),
+                    jobs: int = 1) -> list[TaskOutcome]:
+    """What `run PLAN --remote REMOTE` calls: the plan checked, the remote checked, then the runner."""
+    from failres.engine.entry import require_store
+    from failres.plan import load_plan
+    from failres.sync import check_remote
+
+    plan = load_plan(plan_path, engine.config)
+    check_remote(engine.repo, remote)
+    # A fresh clone (a CI job) has no store of its own yet: the remote's is the one to work on.
+    sync_store(engine.top, engine.store.ref, remote, snapshots=engine.config.sync.snapshots)
+    require_store(engine.store)
+    return RemoteRun(engine, plan, remote, jobs=jobs, task_ids=task_ids).run()

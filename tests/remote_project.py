@@ -1,0 +1,88 @@
+"""A bare remote, a project pushed to it, and clones of it: the runners of `run --remote` tests."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import git
+from failres.initialise import init_repository
+
+SEAT = '''\
+import os, pathlib, sys, time
+sys.stdin.read()
+task = os.environ["FAILRES_TASK"]
+log = pathlib.Path({log!r})
+with open(log, "a") as f:
+    f.write(task + "\\n")
+victim = pathlib.Path({victim_marker!r})
+if task == {victim!r}:
+    try:
+        fd = os.open(victim, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        time.sleep(120)  # the first dispatch of the victim task: its runner is killed meanwhile
+        sys.exit(1)
+    except FileExistsError:
+        pass
+time.sleep({seconds})
+pathlib.Path("src", task + ".py").write_text("DONE = " + repr(task) + "\\n")
+'''
+
+
+def make_remote(tmp_path: Path, tasks: list[str], *, lease: str = "3s", victim: str = "",
+                seconds: float = 0.0) -> tuple[Path, Path, Path]:
+    """(bare remote, plan file, dispatch log): the remote holds a project whose store exists."""
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    log = agents / "dispatches.txt"
+    seat = agents / "seat.py"
+    seat.write_text(SEAT.format(log=str(log), victim_marker=str(agents / "victim-started"), victim=victim,
+                                seconds=seconds))
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    seed = tmp_path / "seed"
+    git(tmp_path, "init", "-q", "-b", "main", str(seed))
+    (seed / "src").mkdir()
+    (seed / "src" / "base.py").write_text("BASE = 1\n")
+    config = [
+        "[gates.check]", f"command = {json.dumps([sys.executable, '-c', 'pass'])}", 'cwd = "worktree"',
+        'timeout = "60s"', "[bindings.impl]", f"command = {json.dumps([sys.executable, str(seat)])}",
+        'timeout = "180s"', "[seats]", 'implementer = "impl"', "[remote]", f'lease = "{lease}"',
+    ]
+    (seed / ".failres.toml").write_text("\n".join(config) + "\n")
+    git(seed, "add", ".")
+    git(seed, "commit", "-q", "-m", "a project")
+    init_repository(seed, hooks=False)
+    git(seed, "remote", "add", "origin", str(bare))
+    git(seed, "push", "-q", "origin", "main", "refs/failres/store:refs/failres/store")
+    plan = tmp_path / "plan.toml"
+    body = 'slug = "rr"\n'
+    for task in tasks:
+        body += f'[[tasks]]\nid = "{task}"\nprompt = "Write src/{task}.py."\nfiles = ["src/{task}.py"]\n'
+    plan.write_text(body)
+    return bare, plan, log
+
+
+def clone(tmp_path: Path, bare: Path, name: str) -> Path:
+    target = tmp_path / name
+    git(tmp_path, "clone", "-q", str(bare), str(target))
+    return target
+
+
+def start_runner(top: Path, plan: Path, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "failres", "run", str(plan), "--remote", "origin", "--quiet",
+                             "--json", *args], cwd=top, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def claim_history(bare: Path, task: str, slug: str = "rr") -> list[dict[str, str]]:
+    """Each claim commit of the task on the remote, newest first, as its fields."""
+    out = git(bare, "log", "--format=%B%x00", f"refs/failres/claims/{slug}/{task}")
+    history = []
+    for message in out.split("\0"):
+        fields = dict(line.split(": ", 1) for line in message.strip().splitlines()[1:] if ": " in line)
+        if fields:
+            history.append(fields)
+    return history
