@@ -101,6 +101,7 @@ def task_statuses(store: Store, slug: str | None = None) -> list[dict]:
                 "quarantines": len(found),
                 "lastFailClass": found[-1].fail_class if found else None,
                 "commit": (landed or committed or {}).get("commit"),
+                "empty": bool(committed and committed.get("empty")),
                 "updated": events[-1].get("ts") if events else None,
                 "events": len(events),
             })
