@@ -46,6 +46,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from lessons.known_secrets import replace_known
 from lessons.secret_shapes import (
     BOUNDED_VALUE,
     MARKER,
@@ -87,6 +88,7 @@ def redact(text: str) -> str:
     neighbour looks like (`AccountKey=<key>(` read as a function call before, as a
     value after), and a second `redact` of a record must change nothing.
     """
+    text = replace_known(text)
     for _ in range(_MAX_PASSES):
         redacted = _redact_once(text)
         if redacted == text:
