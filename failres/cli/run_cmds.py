@@ -85,7 +85,10 @@ def _dry_run(ctx, plan_path: Path, task_ids: list[str], patch: Path | None, json
     plan = load_plan(plan_path, ctx.config)
     checked = check_plan(plan, ctx.config, read_repo_facts(ctx.top, ctx.repo, ctx.store, ctx.config, plan),
                          task_ids=task_ids, patch=patch is not None)
-    if preflight and checked.ok:
+    # The gates are worth checking whatever else is wrong (a binding not installed yet), as
+    # long as there is a head to run them at and a gate for each task.
+    if preflight and not any(p.level == "error" and p.subject in ("integration.branch", "gates")
+                             for p in checked.problems):
         from failres.engine.entry import engine_for
         from failres.engine.preflight_check import preflight_tasks
 
