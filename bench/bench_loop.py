@@ -1,12 +1,13 @@
 """What the loop itself costs per task, against what git alone costs for the same work.
 
-    python bench/bench_loop.py [--tasks N] [--files N]
+    python bench/bench_loop.py [--tasks N] [--files N] [--refs N]
 
-A plan of N tasks whose seat and gate are `true` runs through `git failres run`
-in-process. From its time we subtract the time of the commands themselves (two
-`true` processes per task), and compare what is left with a baseline timed in the
-same run: `git worktree add` + `git commit` + `git worktree remove` per task, the
-floor of any worktree-per-task loop.
+A plan of N tasks whose seat appends a line to its file and whose gate is `true` runs
+through `git failres run` in-process. From its time we subtract the time of the
+commands themselves (three processes per task: the gate at the integration head, the
+seat, the gate), and compare what is left with a baseline timed in the same run:
+`git worktree add` + an edit + `git commit` + `git worktree remove` per task, the floor
+of any worktree-per-task loop. `--files 5000 --refs 1000` is a git/git-sized repository.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ def git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
 
 
-def make_repo(path: Path, files: int = 200) -> None:
-    """`files` small files (100 to a directory past the first 100), one commit on main."""
+def make_repo(path: Path, files: int = 200, refs: int = 0) -> None:
+    """`files` small files (100 to a directory past the first 100), one commit on main, `refs` tags."""
     path.mkdir()
     git(path, "init", "-q", "-b", "main")
     for i in range(files):
@@ -43,6 +44,12 @@ def make_repo(path: Path, files: int = 200) -> None:
         (path / name).write_text(f"{i}\n")
     git(path, "add", ".")
     git(path, "commit", "-qm", "initial")
+    if refs:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=path, check=True, capture_output=True,
+                              text=True).stdout.strip()
+        subprocess.run(["git", "update-ref", "--stdin"], cwd=path, check=True, capture_output=True,
+                       input="".join(f"create refs/tags/v{i} {head}\n" for i in range(refs)),
+                       text=True)
 
 
 def cpu_seconds() -> float:
@@ -64,7 +71,9 @@ def time_git_floor(repo: Path, n: int) -> tuple[float, float]:
     for i in range(n):
         wt = repo.parent / f"wt{i}"
         git(repo, "worktree", "add", "-q", "-b", f"floor/{i}", str(wt), "main")
-        git(wt, "commit", "-q", "--allow-empty", "-m", "task")
+        with (wt / f"f{i}.txt").open("a") as edited:
+            edited.write("x\n")
+        git(wt, "commit", "-q", "-a", "-m", "task")
         git(repo, "worktree", "remove", "--force", str(wt))
     return time.perf_counter() - start, cpu_seconds() - cpu
 
@@ -73,7 +82,8 @@ def time_failres(repo: Path, n: int) -> tuple[float, float]:
     from failres.cli import run
 
     (repo / ".failres.toml").write_text(
-        '[gates.g]\ncommand = ["true"]\ncwd = "worktree"\n[bindings.b]\ncommand = ["true"]\n'
+        '[gates.g]\ncommand = ["true"]\ncwd = "worktree"\n'
+        '[bindings.b]\ncommand = ["sh", "-c", "echo x >> f$FAILRES_TASK.txt"]\n'
         '[seats]\nimplementer = "b"\n'
     )
     # Only `init` makes a store; without hooks, so the floor and the loop run the same git.
@@ -87,7 +97,7 @@ def time_failres(repo: Path, n: int) -> tuple[float, float]:
         os.chdir(cwd)
     plan = repo.parent / "plan.toml"
     plan.write_text('slug = "bench"\n' + "".join(
-        f'[[tasks]]\nid = "t{i}"\nprompt = "nothing"\nfiles = ["f{i}.txt"]\n' for i in range(n)))
+        f'[[tasks]]\nid = "{i}"\nprompt = "nothing"\nfiles = ["f{i}.txt"]\n' for i in range(n)))
     cwd = os.getcwd()
     os.chdir(repo)
     try:
@@ -101,28 +111,36 @@ def time_failres(repo: Path, n: int) -> tuple[float, float]:
     return elapsed, used
 
 
+def measure(n: int, files: int, refs: int = 0) -> tuple[float, float, float, float, float]:
+    """Per task: the loop's wall time, the commands' share of it, the floor's wall time, and the
+    loop's and the floor's cpu time."""
+    with tempfile.TemporaryDirectory(prefix="failres-bench-loop-") as tmp:
+        floor_repo = Path(tmp) / "floor" / "repo"
+        floor_repo.parent.mkdir()
+        make_repo(floor_repo, files, refs)
+        loop_repo = Path(tmp) / "loop" / "repo"
+        loop_repo.parent.mkdir()
+        make_repo(loop_repo, files, refs)
+        floor, floor_cpu = (value / n for value in time_git_floor(floor_repo, n))
+        total, total_cpu = (value / n for value in time_failres(loop_repo, n))
+        commands = time_true(3 * n) / n
+    return total, commands, floor, total_cpu, floor_cpu
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=20)
     parser.add_argument("--files", type=int, default=200, help="files in each repository (50000: a large one)")
+    parser.add_argument("--refs", type=int, default=0, help="tags in each repository (1000: git/git's count)")
     args = parser.parse_args()
     n = args.tasks
-    with tempfile.TemporaryDirectory(prefix="failres-bench-loop-") as tmp:
-        floor_repo = Path(tmp) / "floor" / "repo"
-        floor_repo.parent.mkdir()
-        make_repo(floor_repo, args.files)
-        loop_repo = Path(tmp) / "loop" / "repo"
-        loop_repo.parent.mkdir()
-        make_repo(loop_repo, args.files)
-        floor, floor_cpu = (value / n for value in time_git_floor(floor_repo, n))
-        total, total_cpu = (value / n for value in time_failres(loop_repo, n))
-        commands = time_true(2 * n) / n
+    total, commands, floor, total_cpu, floor_cpu = measure(n, args.files, args.refs)
     overhead = total - commands
-    print(f"repository of {args.files} files, {n} tasks")
+    print(f"repository of {args.files} files and {args.refs} refs, {n} tasks")
     print(f"loop per task: {total * 1000:.0f} ms, of which seat+gate commands {commands * 1000:.1f} ms")
-    print(f"loop overhead: {overhead * 1000:.0f} ms per task vs git worktree add+commit+remove "
+    print(f"loop overhead: {overhead * 1000:.0f} ms per task vs git worktree add+edit+commit+remove "
           f"{floor * 1000:.0f} ms = ratio {overhead / floor:.2f}")
-    print(f"cpu time per task: loop {total_cpu * 1000:.0f} ms vs git worktree add+commit+remove "
+    print(f"cpu time per task: loop {total_cpu * 1000:.0f} ms vs git worktree add+edit+commit+remove "
           f"{floor_cpu * 1000:.0f} ms = ratio {total_cpu / floor_cpu:.2f}")
 
 

@@ -38,7 +38,8 @@ from lessons.retrieval import relevant_lessons  # noqa: E402
 from lessons.store import Store  # noqa: E402
 
 ROWS = ("store append", "append at big vs small", "retrieval at big vs small", "scope check", "hook overhead",
-        "sync of diverged stores", "tab completion", "tasks at once", "runners of one plan")
+        "sync of diverged stores", "tab completion", "tasks at once", "runners of one plan",
+        "one task, git/git-sized", "one task, 50,000 files", "read command start-up", "bulk import")
 
 
 @dataclass(frozen=True)
@@ -53,12 +54,16 @@ class Sizes:
     job_tasks: int = 8  # tasks of the --jobs row, each a seat of job_seconds
     job_seconds: float = 5.0
     remote_tasks: int = 12  # tasks of the --remote row, worked by one runner, then by three
+    loop_tasks: int = 3  # tasks of the one-task rows (per-task figures; a few for a steadier one)
+    loop_files: tuple[int, int] = (5_000, 50_000)  # the git/git-sized repository (with 1,000 refs), the large one
+    import_lessons: int = 20_000
 
 
 FULL = Sizes(appends=300, small=1_000, big=100_000, queries=50, scope_files_per_directory=100, rounds=15,
              sync_records=10_000)
 QUICK = Sizes(appends=10, small=100, big=1_000, queries=5, scope_files_per_directory=8, rounds=2,
-              sync_records=200, job_tasks=4, job_seconds=0.5, remote_tasks=3)
+              sync_records=200, job_tasks=4, job_seconds=0.5, remote_tasks=3, loop_tasks=1,
+              loop_files=(300, 1_000), import_lessons=500)
 
 
 @dataclass(frozen=True)
@@ -232,6 +237,58 @@ def remote_row(sizes: Sizes) -> Row:
                f"{many:.1f} s", f"1 runner {one:.1f} s", ratio(many, one))
 
 
+def loop_rows(sizes: Sizes) -> list[Row]:
+    import bench_loop
+
+    rows = []
+    for name, files, refs in ((ROWS[9], sizes.loop_files[0], 1_000), (ROWS[10], sizes.loop_files[1], 0)):
+        total, commands, floor, _cpu, _floor_cpu = bench_loop.measure(sizes.loop_tasks, files, refs)
+        rows.append(Row(name, f"run of a task, {files:,} files, {refs:,} refs (overhead per task)",
+                        ms(total - commands), f"worktree add+edit+commit+remove {ms(floor)}",
+                        ratio(total - commands, floor)))
+    return rows
+
+
+def startup_row(sizes: Sizes) -> Row:
+    import bench_startup
+
+    times = bench_startup.measure(max(3, sizes.rounds))
+    status = times.commands["status --json"]
+    return Row(ROWS[11], "status --json, a process (--version: " + ms(times.commands["--version"]) + ")",
+               ms(status), f'python -c "import pygit2" {ms(times.baseline)}', ratio(status, times.baseline))
+
+
+def import_row(root: Path, sizes: Sizes) -> Row:
+    import json as json_module
+
+    from lessons.importer import import_lessons
+
+    store = Store(bench_store.new_repo(root, "import"))
+    lines = root / "import.jsonl"
+    with lines.open("w") as out:
+        for i in range(sizes.import_lessons):
+            out.write(json_module.dumps({
+                "ts": "2026-11-30T00:00:00Z", "slug": "other", "task": f"t{i % 97}",
+                "failClass": "gate-not-green-after-fixer",
+                "message": f"FAILED tests/test_m{i % 50}.py::test_{i} - AssertionError: assert {i} == {i + 1}"}) + "\n")
+    start = time.perf_counter()
+    import_lessons(store, [lines])
+    took = time.perf_counter() - start
+    # The floor: the same records, already checked and encoded, written by git fast-import alone.
+    from lessons import bulk
+    from lessons.trees import Change
+
+    tip = store.commit_at()
+    records = {path: store.blob(oid) for path, oid in store.walk("lessons", tip)}
+    floor_store = Store(bench_store.new_repo(root, "import-floor"))
+    start = time.perf_counter()
+    bulk.write_commit(floor_store.common_dir, floor_store.commit_at(), Change(records), "floor", store.signature())
+    floor = time.perf_counter() - start
+    rate = sizes.import_lessons / took
+    return Row(ROWS[12], f"lessons import of {sizes.import_lessons:,} lines ({rate:,.0f} lessons/s)", ms(took),
+               f"git fast-import of the records {ms(floor)}", ratio(took, floor))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: checks the suite runs, in seconds")
@@ -246,6 +303,9 @@ def main() -> int:
         rows += run_row(lambda: completion_row(sizes), ROWS[6:7])
         rows += run_row(lambda: jobs_row(sizes), ROWS[7:8])
         rows += run_row(lambda: remote_row(sizes), ROWS[8:9])
+        rows += run_row(lambda: loop_rows(sizes), ROWS[9:11])
+        rows += run_row(lambda: startup_row(sizes), ROWS[11:12])
+        rows += run_row(lambda: import_row(root, sizes), ROWS[12:13])
     print(render(rows, args.quick))
     return 1 if any(row.what == "failed" for row in rows) else 0
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pygit2
 
-from failres.agents.recipes import AGENTS, gate_command_for, recipe_toml
+from failres.agents.recipes import AGENTS, recipe_toml
 from failres.config.model import CONFIG_FILE
 from failres.config.loading import parse_config
 from failres.config.schema import read_text_file
@@ -35,7 +35,8 @@ class InitResult:
     store_from: str | None = None  # the remote whose store was taken (see `failres.store_origin`)
 
 
-def starter_config(branch: str, agent: str | None = None, top_level_names: tuple[str, ...] = ()) -> str:
+def starter_config(branch: str, agent: str | None = None, top_level_names: tuple[str, ...] = (),
+                   top: Path | None = None) -> str:
     """The configuration `init` writes: the detected integration branch, the rest commented.
 
     With an agent, its recipe follows (a gate guessed from the project's top-level
@@ -46,7 +47,26 @@ def starter_config(branch: str, agent: str | None = None, top_level_names: tuple
     if agent is None:
         return text
     heading = f"# ---- written by `git failres init --agent {agent}` ----"
-    return f"{text}\n{heading}\n\n{recipe_toml(agent, gate_command_for(top_level_names))}"
+    gate = project_gate(top, top_level_names)
+    return f"{text}\n{heading}\n\n{recipe_toml(agent, gate.command, gate.env)}"
+
+
+def project_gate(top: Path | None, names: tuple[str, ...]):
+    """The gate guessed from the project at `top` (`agents.gate_guess`)."""
+    from failres.agents.gate_guess import guess_gate
+
+    def read(name: str) -> str | None:
+        try:
+            return (top / name).read_text(encoding="utf-8", errors="replace") if top is not None else None
+        except OSError:
+            return None
+
+    src = top / "src" if top is not None else None
+    packages = ()
+    if src is not None and src.is_dir():
+        packages = tuple(p.name.removesuffix(".py") for p in src.iterdir()
+                         if (p / "__init__.py").is_file() or (p.suffix == ".py" and p.is_file()))
+    return guess_gate(names, read, packages)
 
 
 def check_agent(agent: str | None) -> None:
@@ -118,7 +138,7 @@ def init_repository(top: Path, *, force: bool = False, hooks: bool = True, agent
     else:
         names = tuple(sorted(entry.name for entry in top.iterdir())) if agent else ()
         branch = current_branch(repo)
-        text = full_config(branch) if full else starter_config(branch, agent, names)
+        text = full_config(branch) if full else starter_config(branch, agent, names, top)
         source = CONFIG_FILE
     config = parse_config(text, source)  # never write a file we could not load ourselves
     store = Store(repo, config.store.ref)

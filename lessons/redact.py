@@ -40,12 +40,14 @@ Decisions a reader may look for:
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from lessons.known_secrets import replace_known
 from lessons.secret_shapes import (
     BOUNDED_VALUE,
     MARKER,
@@ -87,6 +89,23 @@ def redact(text: str) -> str:
     neighbour looks like (`AccountKey=<key>(` read as a function call before, as a
     value after), and a second `redact` of a record must change nothing.
     """
+    text = replace_known(text)
+    if len(text) <= _CACHED_CHARS:
+        return _redact_short(text)
+    return _redact_passes(text)
+
+
+# Records repeat their short values (a slug, a class, a timestamp) thousands of times in a
+# bulk import, and every field of every record is redacted: a short text is judged once.
+_CACHED_CHARS = 512
+
+
+@functools.lru_cache(maxsize=16384)
+def _redact_short(text: str) -> str:
+    return _redact_passes(text)
+
+
+def _redact_passes(text: str) -> str:
     for _ in range(_MAX_PASSES):
         redacted = _redact_once(text)
         if redacted == text:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pygit2
 
+from lessons.bulk import commit_batch  # big batches: one pack through git fast-import
 from lessons.errors import InvalidInput, NotFound, StoreBusy
 from lessons.trees import Change, apply_change
 
@@ -289,8 +290,7 @@ class Store:
             oid = self.repo.create_commit(None, sig, sig, message.rstrip("\n") + "\n" + body, tree, [parent.id])
             if self._compare_and_swap(parent.id, oid, message.splitlines()[0]):
                 return oid
-            # Lost the race: back off a little (with jitter so a crowd spreads out)
-            # and rebuild on the new tip.
+            # Lost the race: back off a little (with jitter so a crowd spreads out), rebuild on the new tip.
             time.sleep(min(0.05, 0.001 * (attempt + 1)) * random.random())
         msg = f"the store ref {self.ref} kept moving; gave up after {max_attempts} attempts"
         raise StoreBusy(msg, hint="nothing was written; run the command again")
@@ -305,8 +305,8 @@ class Store:
 
         def flush() -> None:
             if puts or deletes:
-                n = len(written) + 1
-                oid = self.commit(Change(dict(puts), frozenset(deletes)), f"{message} (batch {n})")
+                batch = Change(dict(puts), frozenset(deletes))
+                oid = commit_batch(self, batch, f"{message} (batch {len(written) + 1})", _audit_body(batch))
                 if oid is not None:
                     written.append(oid)
                 puts.clear()

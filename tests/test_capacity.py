@@ -292,9 +292,9 @@ def test_the_end_of_a_run_reclaims_the_journal_it_grew(tmp_path: Path, cli):
     assert result.code == 0, result.err
     store = Store(project.top)
     assert count_records(store, "journal/rr") == 2
-    assert count_records(store, "archive/journal/rr") == 3
+    assert count_records(store, "archive/journal/rr") == 4  # six events: the preflight's gate-result too
     assert git(project.top, "log", "-1", "--format=%s", "refs/failres/store").strip() == \
-        "failres: consolidate journal/rr (archived 3)"
+        "failres: consolidate journal/rr (archived 4)"
 
 
 def test_a_bad_policy_override_is_refused_before_anything_runs(tmp_path: Path, cli, monkeypatch):

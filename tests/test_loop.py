@@ -34,7 +34,10 @@ def test_an_implementer_green_first_time_is_committed_with_the_trailer(project: 
     project.configure(implementer=[FIX])
     result = run(cli, project)
     assert result.code == 0, result.err
-    assert project.types() == ["task-started", "seat-dispatched", "seat-finished", "gate-result", "task-committed"]
+    # The gate runs once at the integration head (the preflight), then judges the change.
+    assert project.types() == ["task-started", "gate-result", "seat-dispatched", "seat-finished", "gate-result",
+                               "task-committed"]
+    assert project.events()[1]["preflight"] is True and project.events()[1]["verdict"] == "red"
     committed = project.events()[-1]["commit"]
     message = git(project.top, "log", "-1", "--format=%B", committed)
     assert "Failres-Task: rr/t1" in message
@@ -60,7 +63,7 @@ def test_a_red_gate_is_repaired_by_the_fixer(project: Project, cli) -> None:
     project.configure(implementer=[NOTHING], fixer=[FIX])
     assert run(cli, project).code == 0
     gates = [e for e in project.events() if e["type"] == "gate-result"]
-    assert [g["passed"] for g in gates] == [False, True]
+    assert [(g["passed"], g.get("preflight", False)) for g in gates] == [(False, True), (False, False), (True, False)]
     fixer = [e for e in project.events() if e["type"] == "seat-dispatched" and e["seat"] == "fixer"]
     assert [(f["mode"], f["attempt"], f["constrained"]) for f in fixer] == [("fix", 1, False)]
     prompt = project.prompt(2)
@@ -105,11 +108,11 @@ def test_a_scope_violation_is_undone_and_gets_one_constrained_retry(project: Pro
     violate = {"write": {"src/calc.py": FIXED, "src/other.py": "VALUE = 2\n"}}
     project.configure(implementer=[violate, FIX])
     assert run(cli, project).code == 0
-    assert project.types() == ["task-started", "seat-dispatched", "seat-finished", "scope-violation",
+    assert project.types() == ["task-started", "gate-result", "seat-dispatched", "seat-finished", "scope-violation",
                                "seat-dispatched", "seat-finished", "gate-result", "task-committed"]
-    violation = project.events()[3]
+    violation = project.events()[4]
     assert violation["files"] == ["src/other.py"]
-    retry = project.events()[4]
+    retry = project.events()[5]
     assert retry["constrained"] is True and retry["attempt"] == 1
     prompt = project.prompt(2)
     assert "- src/other.py" in prompt and "You may NOT touch these files" in prompt and "SCOPE-REQUEST:" in prompt

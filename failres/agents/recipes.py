@@ -27,22 +27,12 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePath
 
 AGENTS: tuple[str, ...] = ("claude", "codex", "aider", "script")
 
 DEFAULT_GATE: tuple[str, ...] = ("python3", "-m", "pytest", "-q")
-
-# What a project's top-level files say about its usual check; the first match wins.
-# A guess that only seeds the written file: the comment above the gate says to change it.
-_GATE_BY_MARKER: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("pyproject.toml", DEFAULT_GATE),
-    ("setup.py", DEFAULT_GATE),
-    ("package.json", ("npm", "test")),
-    ("Cargo.toml", ("cargo", "test")),
-    ("go.mod", ("go", "test", "./...")),
-)
 
 # Allowing a shell is allowing every command: for these the rule also names the script.
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish"})
@@ -51,12 +41,11 @@ _COMMENT_COLUMN = 44
 
 
 def gate_command_for(top_level_names: Iterable[str]) -> tuple[str, ...]:
-    """The check a project of this shape usually runs, from the names at its top level."""
-    names = set(top_level_names)
-    for marker, command in _GATE_BY_MARKER:
-        if marker in names:
-            return command
-    return DEFAULT_GATE
+    """The check a project of this shape usually runs, from the names at its top level alone
+    (`gate_guess.guess_gate` reads the files too)."""
+    from failres.agents.gate_guess import guess_gate
+
+    return guess_gate(top_level_names, lambda _name: None).command
 
 
 def claude_bash_rule(gate_command: Sequence[str]) -> str | None:
@@ -114,14 +103,18 @@ def _command_lines(key: str, pieces: Sequence[tuple[Sequence[str], str]]) -> lis
     return lines
 
 
-def _gate_lines(gate_command: Sequence[str]) -> list[str]:
-    return [
+def _gate_lines(gate_command: Sequence[str], gate_env: Mapping[str, str] | None = None) -> list[str]:
+    lines = [
         "# The judge: exit 0 is green. Change the command to your project's own check.",
         "[gates.tests]",
         _commented(f"command = {_array(gate_command)}", ""),
         _commented('cwd = "worktree"', "run in the task's workspace, where the fixer runs it too"),
         'timeout = "15m"',
     ]
+    if gate_env:
+        table = ", ".join(f"{name} = {_string(value)}" for name, value in gate_env.items())
+        lines.append(_commented(f"env = {{ {table} }}", "the package lives under src/"))
+    return lines
 
 
 def _seat_lines(binding: str) -> list[str]:
@@ -218,7 +211,8 @@ def _script_lines() -> list[str]:
     ]
 
 
-def recipe_toml(agent: str, gate_command: Sequence[str] = DEFAULT_GATE) -> str:
+def recipe_toml(agent: str, gate_command: Sequence[str] = DEFAULT_GATE,
+                gate_env: Mapping[str, str] | None = None) -> str:
     """The gate, binding and seats `init --agent AGENT` writes, as commented TOML.
 
     ValueError for an agent without a recipe (the caller names the choices).
@@ -232,5 +226,5 @@ def recipe_toml(agent: str, gate_command: Sequence[str] = DEFAULT_GATE) -> str:
         "aider": _aider_lines,
         "script": _script_lines,
     }[agent]()
-    sections = [_gate_lines(gate_command), binding, _seat_lines(agent)]
+    sections = [_gate_lines(gate_command, gate_env), binding, _seat_lines(agent)]
     return "\n\n".join("\n".join(section) for section in sections) + "\n"

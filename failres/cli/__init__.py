@@ -16,8 +16,26 @@ from failres.cli.boundary import run_guarded
 from failres.cli.app import app
 from failres.clidoc.model import PROGRAM
 
+# The command modules a read command needs, so that `status` and `journal` start without
+# importing every other command (and what they import): a start-up near a bare
+# `import pygit2`. A command not named here registers them all. Both modules come
+# along either way: an app of a single command would take its name for an argument.
+_ONLY = {"status": ("run_cmds", "journal_cmd"), "journal": ("run_cmds", "journal_cmd")}
+
+
+def _only_reads(args: list[str]) -> tuple[str, ...] | None:
+    """The command modules `args` need, when it is a read command named in `_ONLY` (no help asked)."""
+    if not args or args[0] not in _ONLY or any(arg in ("-h", "--help", "--version") for arg in args):
+        return None
+    return _ONLY[args[0]]
+
+
 def _register() -> None:
-    # Each module adds its commands to `app`; help groups and sorts them itself.
+    # Each module adds its commands to `app`; help groups and sorts them itself. The
+    # command tree help is built from must be the whole one.
+    loaded = sys.modules.get("failres.cli.help_cmds")
+    if loaded is not None:
+        loaded.description.cache_clear()
     from failres.cli import journal_cmd, run_cmds, store_cmds  # noqa: F401
     from failres.cli import cancel_cmd, logs_cmd  # noqa: F401
     from failres.cli import ci_cmd  # noqa: F401
@@ -30,7 +48,15 @@ def _register() -> None:
     from failres.cli import completion_cmds, config_cmds, gc_cmd, help_cmds  # noqa: F401
 
 
-_register()
+def _started_for_speed(args: list[str]) -> bool:
+    """Whether this process was started for `--version` or a read command in `_ONLY`."""
+    return args == ["--version"] or _only_reads(args) is not None
+
+
+if not _started_for_speed(sys.argv[1:]):
+    # Whoever imports the package (a test, a hook, the manual page's builder) gets the
+    # whole command tree, as before; a process started for a read command does not pay it.
+    _register()
 
 
 # Commands that change the store, the person's refs or their hooks: a person's, never a
@@ -56,12 +82,28 @@ def _refuse_seats(args: list[str]) -> None:
 
 
 def _dispatch(args: list[str]) -> object:
-    from failres.cli.help_cmds import answer_early
+    if args == ["--version"]:
+        from failres import version
 
-    early = answer_early(args)
-    if early is not None:
-        return early
-    _refuse_seats(args)
+        sys.stdout.write(f"git failres version {version()}\n")
+        return 0
+    only = _only_reads(args)
+    if only is not None:
+        # A read command (never in WRITES, never a group, no help asked): straight to it.
+        import importlib
+
+        for module in only:
+            importlib.import_module(f"failres.cli.{module}")
+    else:
+        _register()
+        from failres.cli.help_cmds import answer_early
+
+        early = answer_early(args)
+        if early is not None:
+            return early
+        _refuse_seats(args)
+    from failres.cli.app import app
+
     return app(args=args, prog_name=PROGRAM, standalone_mode=False)
 
 

@@ -36,6 +36,10 @@ def land(
         emit_json({"slug": result.slug, "task": result.task, "branch": result.branch, "commit": result.merge_commit,
                    "intHead": result.int_head, "how": result.how, "stamp": _stamp_document(result.stamp)})
         return
+    if result.how == "no-change":
+        console().print(f"{slug}/{task} needed no change: nothing was merged into {result.branch}; "
+                        f"{_stamp_line(result.stamp)}", markup=False)
+        return
     verb = "was already landed" if result.how == "already-landed" else "landed"
     console().print(f"{slug}/{task} {verb} on {result.branch} at {result.merge_commit[:12]}; "
                     f"{_stamp_line(result.stamp)}", markup=False)

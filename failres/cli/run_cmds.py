@@ -23,6 +23,8 @@ def run(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Check the plan against the configuration and the "
                                                           "repository; dispatch nothing, write nothing."),
+    preflight: bool = typer.Option(False, "--preflight", help="With --dry-run: also run each task's gate once at "
+                                                              "the integration head (no seat, no record)."),
     json_out: bool = typer.Option(False, "--json", help="Print each task's outcome as JSON."),
     remote: str = typer.Option(None, "--remote", metavar="REMOTE",
                                help="Work the plan together with every other runner of it on this remote: "
@@ -36,9 +38,14 @@ def run(
     from failres.containment.interrupts import Interrupted, stop_on_signals
     from failres.engine.entry import engine_for, outcome_document, progress_for, run_plan_file
 
+    if preflight and not dry_run:
+        from failres.errors import UsageError
+
+        msg = "--preflight goes with --dry-run"
+        raise UsageError(msg, hint="a run checks each gate at the integration head itself (gates' preflight = true)")
     ctx = open_context()
     if dry_run:
-        _dry_run(ctx, plan, task, patch, json_out)
+        _dry_run(ctx, plan, task, patch, json_out, preflight=preflight)
         return
     progress = progress_for(quiet=quiet or json_out)
     from failres.knowledge.attach import attach_knowledge
@@ -65,6 +72,8 @@ def run(
         out = console()
         for o in outcomes:
             detail = f" ({o.message})" if o.skipped and o.message else " (already committed)" if o.skipped else ""
+            if o.state == "committed" and o.message and not o.skipped:
+                detail = f" ({o.message})"  # no change was needed
             if o.fail_class:
                 detail = f" ({o.fail_class}): {o.message.splitlines()[0][:160] if o.message else ''}"
             out.print(f"{o.slug}/{o.task}: {o.state}{detail}", markup=False)
@@ -83,14 +92,24 @@ def _run_remote(engine, plan: Path, remote: str, task_ids: list[str], patch: Pat
     return run_plan_remote(engine, plan, remote, task_ids=task_ids, jobs=jobs)
 
 
-def _dry_run(ctx, plan_path: Path, task_ids: list[str], patch: Path | None, json_out: bool) -> None:
+def _dry_run(ctx, plan_path: Path, task_ids: list[str], patch: Path | None, json_out: bool, *,
+             preflight: bool = False) -> None:
     from failres.errors import EXIT_BAD_INPUT
     from failres.plan import load_plan
-    from failres.engine.dry_run import check_plan, read_repo_facts
+    from failres.engine.dry_run import check_plan, read_repo_facts, with_preflight
 
     plan = load_plan(plan_path, ctx.config)
     checked = check_plan(plan, ctx.config, read_repo_facts(ctx.top, ctx.repo, ctx.store, ctx.config, plan),
                          task_ids=task_ids, patch=patch is not None)
+    # The gates are worth checking whatever else is wrong (a binding not installed yet), as
+    # long as there is a head to run them at and a gate for each task.
+    if preflight and not any(p.level == "error" and p.subject in ("integration.branch", "gates")
+                             for p in checked.problems):
+        from failres.engine.entry import engine_for
+        from failres.engine.preflight_check import preflight_tasks
+
+        running = [t.task for t in checked.tasks if t.action == "run"]
+        checked = with_preflight(checked, preflight_tasks(engine_for(ctx), plan, running) if running else [])
     if json_out:
         emit_json(checked.document())
     else:
@@ -101,6 +120,9 @@ def _dry_run(ctx, plan_path: Path, task_ids: list[str], patch: Path | None, json
         print_table((Column("task"), Column("would"), Column("gate"), Column("scope"), Column("why", wraps=True)),
                     [(t.task, t.action, t.gate, f"{len(t.files)} entr{'y' if len(t.files) == 1 else 'ies'}, "
                       f"{t.matched} file{'' if t.matched == 1 else 's'}", t.reason) for t in checked.tasks])
+        for item in checked.preflight:
+            if item.verdict == "red":
+                out.print(f"preflight: task {item.task}: {item.message}", markup=False)
         for problem in checked.problems:
             out.print(f"{problem.level}: {problem.subject}: {problem.message}", markup=False)
         out.print("the plan can run" if checked.ok else "the plan cannot run as it is", markup=False)
@@ -138,7 +160,8 @@ def status(
 
     columns = (Column("slug"), Column("task"), Column("state"), Column("quarantines", right=True),
                Column("last failure"), Column("updated"))
-    print_table(columns, [(row["slug"], row["task"], row["state"], row["quarantines"], row["lastFailClass"],
+    print_table(columns, [(row["slug"], row["task"],
+                           row["state"] + (" (no change was needed)" if row.get("empty") else ""), row["quarantines"], row["lastFailClass"],
                            str(row["updated"] or "")[:19].replace("T", " ")) for row in rows])
 
 

@@ -140,6 +140,11 @@ class TextList:
         return tuple(items)
 
 
+def placeholder_problem(argument: str) -> str | None:
+    """Why `argument` holds a placeholder failres does not know, or None."""
+    return _placeholder_problem(argument)
+
+
 def _placeholder_problem(argument: str) -> str | None:
     try:
         placeholders_in((argument,))

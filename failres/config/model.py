@@ -33,6 +33,7 @@ from failres.config.kinds import (
     TextTable,
     regex_problem,
     seat_placeholder_problem,
+    placeholder_problem,
 )
 from failres.config.schema import (
     NamedSections,
@@ -57,7 +58,8 @@ __all__ = [
     "BindingConfig", "Config", "EngineDownConfig", "GateConfig", "IntegrationConfig", "LearningConfig",
     "OutputConfig",
     "PolicyConfig", "ProbeConfig", "RepairConfig", "RepoPaths", "ScopeConfig", "SeatsConfig", "StopLossConfig",
-    "RemoteConfig", "StoreConfig", "SyncConfig", "TaxonomyConfig", "TaxonomyRule", "WorktreesConfig",
+    "RemoteConfig", "StoreConfig", "SyncConfig", "TaxonomyConfig", "TaxonomyRule", "WorkspaceConfig",
+    "WorktreesConfig",
     "branch_name_problem", "find_repo_top", "locate_repo", "ref_name_problem", "render_command",
     "workspace_dir_problem",
 ]
@@ -146,6 +148,15 @@ class WorktreesConfig:
 
 
 @dataclass(frozen=True)
+class WorkspaceConfig:
+    """What a task workspace carries besides the task's tree."""
+
+    # Untracked files of the person's checkout (globs from the top, e.g. ".env") copied into
+    # every workspace before each seat and gate: never committed, never a violation.
+    include: tuple[str, ...] = setting((), kind=TextList())
+
+
+@dataclass(frozen=True)
 class SyncConfig:
     """What `git failres sync` exchanges besides the store."""
 
@@ -177,6 +188,15 @@ class GateConfig:
     # .gitignore-style patterns of untracked paths that stay in the workspace when it is
     # put back to the task's tree before each seat and each gate (e.g. node_modules/).
     keep: tuple[str, ...] = setting((), kind=TextList())
+    # Run the gate once at the integration head before a task's first dispatch: a gate
+    # that cannot run there quarantines the task (gate-unavailable) with no seat paid.
+    preflight: bool = setting(True, kind=Flag())
+    # Variables the gate (and its setup) runs with, e.g. { PYTHONPATH = "src" }.
+    env: Mapping[str, str] = setting(
+        kind=TextTable(key_pattern=_ENV_NAME, key_meaning="a valid environment variable name",
+                       check=placeholder_problem),
+        factory=lambda: MappingProxyType({}),
+    )
 
 
 @dataclass(frozen=True)
@@ -309,6 +329,7 @@ class Config:
     learning: LearningConfig = setting(kind=Section(LearningConfig), factory=LearningConfig)
     sync: SyncConfig = setting(kind=Section(SyncConfig), factory=SyncConfig)
     remote: RemoteConfig = setting(kind=Section(RemoteConfig), factory=RemoteConfig)
+    workspace: WorkspaceConfig = setting(kind=Section(WorkspaceConfig), factory=WorkspaceConfig)
     # Not a key: the file these values came from, so later errors can name it.
     source: str = field(default=CONFIG_FILE, compare=False)
 

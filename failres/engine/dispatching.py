@@ -126,8 +126,10 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
     if swapped:
         return Failure(SEAT_TAMPER, f"{seat} changed things outside its workspace: " + "; ".join(what))
     checked = workspace.check()
-    artifacts = run.config.scope.artifacts
-    changed = tuple(p for p in checked.paths if not any(ignore_pattern_matches(a, p) for a in artifacts))
+    # Agent and tool leftovers, what the setup made (`keep`) and the included files are
+    # never the seat's change: they are not committed and never a violation.
+    unowned = (*run.config.scope.artifacts, *run.not_the_seats())
+    changed = tuple(p for p in checked.paths if not any(ignore_pattern_matches(a, p) for a in unowned))
     refused = _refused(run, changed, checked)
 
     def capture() -> str:

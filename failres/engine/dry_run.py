@@ -64,14 +64,29 @@ class PlanCheck:
     plan: str
     tasks: tuple[TaskPlan, ...]
     problems: tuple[Problem, ...]
+    preflight: tuple = ()  # `preflight_check.TaskPreflight`s, with --preflight
 
     @property
     def ok(self) -> bool:
         return not any(p.level == "error" for p in self.problems)
 
     def document(self) -> dict[str, object]:
-        return {"slug": self.slug, "plan": self.plan, "ok": self.ok, "tasks": [t.document() for t in self.tasks],
-                "problems": [p.document() for p in self.problems]}
+        doc = {"slug": self.slug, "plan": self.plan, "ok": self.ok, "tasks": [t.document() for t in self.tasks],
+               "problems": [p.document() for p in self.problems]}
+        if self.preflight:
+            doc["preflight"] = [p.document() for p in self.preflight]
+        return doc
+
+
+def with_preflight(checked: PlanCheck, found: Sequence) -> PlanCheck:
+    """The check with what each gate said at the integration head: one that cannot run is an error."""
+    problems = list(checked.problems)
+    for item in found:
+        if item.verdict == "unavailable":
+            problems.append(Problem("error", f"task {item.task}", item.message))
+        elif item.verdict == "green":
+            problems.append(Problem("warning", f"task {item.task}", item.message))
+    return PlanCheck(checked.slug, checked.plan, checked.tasks, tuple(problems), tuple(found))
 
 
 def scope_matches(pattern: str, path: str) -> bool:

@@ -8,18 +8,20 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
-from failres.config.loading import effective_policy_of
+from typing import TYPE_CHECKING
+
 from failres.engine import state
 from failres.containment.locks import live_holder, lost_holder, stop_lost_seat
-from failres.engine.loop import TaskRun
-from failres.engine.schedule import run_plan
-from failres.engine.runtime import Engine, TaskOutcome
 from failres.engine.progress import LineProgress, NullProgress, Progress
 from failres.errors import UsageError
 from failres.journal import list_slugs, read_journal
-from failres.plan import Plan, load_plan, require_id
-from lessons.capacity import reclaim_full_stores
-from lessons.store import Store
+
+if TYPE_CHECKING:
+    from failres.engine.runtime import Engine, TaskOutcome
+    from lessons.store import Store
+
+# The loop and what it stands on are imported where a run needs them: `status` reads the
+# journal only, and starts without them.
 
 
 def progress_for(*, quiet: bool) -> Progress:
@@ -37,6 +39,8 @@ def progress_for(*, quiet: bool) -> Progress:
 def engine_for(ctx, progress: Progress | None = None, *, attach: Callable[[Engine], None] | None = None) -> Engine:
     """An engine for the repository of `ctx`; `attach` gives it its knowledge (lessons, rules,
     facts in prompts, the ledger), and is what its --jobs threads' engines get too."""
+    from failres.engine.runtime import Engine
+
     engine = Engine(top=ctx.top, repo=ctx.repo, config=ctx.config, store=ctx.store,
                     progress=progress or NullProgress(), attach=attach)
     if attach is not None:
@@ -46,6 +50,11 @@ def engine_for(ctx, progress: Progress | None = None, *, attach: Callable[[Engin
 
 def run_plan_file(engine: Engine, plan_path: Path, *, task_ids=(), patch: Path | None = None,
                   force: bool = False, jobs: int = 1) -> list[TaskOutcome]:
+    from failres.config.loading import effective_policy_of
+    from failres.engine.schedule import run_plan
+    from failres.plan import load_plan
+    from lessons.capacity import reclaim_full_stores
+
     plan = load_plan(plan_path, engine.config)
     if patch is not None and not patch.is_file():
         msg = f"patch file not found: {patch}"
@@ -101,6 +110,7 @@ def task_statuses(store: Store, slug: str | None = None) -> list[dict]:
                 "quarantines": len(found),
                 "lastFailClass": found[-1].fail_class if found else None,
                 "commit": (landed or committed or {}).get("commit"),
+                "empty": bool(committed and committed.get("empty")),
                 "updated": events[-1].get("ts") if events else None,
                 "events": len(events),
             })
@@ -108,6 +118,9 @@ def task_statuses(store: Store, slug: str | None = None) -> list[dict]:
 
 
 def prompt_now(engine: Engine, slug: str, task_id: str, mode: str, plan_path: Path | None) -> str:
+    from failres.engine.loop import TaskRun
+    from failres.plan import Plan, load_plan, require_id
+
     if mode not in ("implement", "fix"):
         msg = f"--mode must be implement or fix, not {mode!r}"
         raise UsageError(msg)

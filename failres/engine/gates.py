@@ -34,9 +34,10 @@ class GateRun:
                 f"(command: {' '.join(argv)}); fix [gates.{self.meta.get('gate')}] command in .failres.toml")
 
 
-def gate_env(values: Mapping[str, str]) -> dict[str, str]:
-    """A gate's environment: a seat's, plus where the repository is (the person wrote the gate)."""
-    env = seat_env(values, {})
+def gate_env(values: Mapping[str, str], extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A gate's environment: a seat's, the gate's own `env`, and where the repository is
+    (the person wrote the gate)."""
+    env = seat_env(values, extra or {})
     env["FAILRES_REPO"] = values["repo"]
     return env
 
@@ -56,7 +57,7 @@ def run_gate_process(gate: GateConfig, judge: JudgeInvocation, *, env: Mapping[s
 def run_setup(gate: GateConfig, *, values: Mapping[str, str], cwd: Path, cancelled: Callable[[], bool],
               output: OutputConfig) -> str | None:
     """Run the gate's setup once in a new workspace; None when it worked, else what went wrong."""
-    result = run_process(render_command(gate.setup, values), cwd=cwd, env=gate_env(values), stdin_data=None,
+    result = run_process(render_command(gate.setup, values), cwd=cwd, env=gate_env(values, gate.env), stdin_data=None,
                          timeout=gate.timeout, head_bytes=output.head_bytes, tail_bytes=output.tail_bytes,
                          cancelled=cancelled, supervised=False)
     if result.exit_code == 0 and not result.timed_out:

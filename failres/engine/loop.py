@@ -91,6 +91,7 @@ class TaskRun(RunSteps):
         self.workspace = self.engine.make_workspace(self.slug, self.task.id, self.branch, self.int_head)
         self.workspace_path = self.workspace.path
         self.tree = self.workspace.tree
+        self.carry_environment()
         try:
             started = self.journal(
                 "task-started", intHead=self.int_head, bindings=self.bindings_identity(), scope=list(self.allow),
@@ -99,6 +100,7 @@ class TaskRun(RunSteps):
                             "gate": self.gate_name})
         except BaseException:
             self.finish_workspace(keep=False)
+            self.release_environment()
             raise
         run = run_id(str(started["ts"]), str(started["id"]))
         self.logs = RunLogs(self.engine.git_dir, self.slug, self.task.id, run)
@@ -109,6 +111,9 @@ class TaskRun(RunSteps):
                 return self.quarantine(setup)
             if patched is not None:
                 return self.run_exact_patch(patched)
+            unrunnable = self.run_preflight()
+            if unrunnable is not None:
+                return self.quarantine(unrunnable)
             return self.run_agent()
         except Interrupted as stop:
             self.journal("interrupted", reason=stop.reason)
@@ -125,6 +130,7 @@ class TaskRun(RunSteps):
                 log.exception("failres: recording the interruption of %s/%s failed", self.slug, self.task.id)
             raise
         finally:
+            self.release_environment()
             self.step("done")
 
     def check_stop_loss(self, events: Sequence[dict]) -> TaskOutcome | None:

@@ -61,6 +61,8 @@ class PromptInput:
     rules_block: str = ""
     widened_files: tuple[str, ...] = field(default=())
     facts_block: str = ""
+    head_said: str = ""  # what the gate said at the integration head, before any change (preflight)
+    head_green: bool = False  # the gate already passed at the integration head
 
 
 def _section(title: str, body: str) -> str:
@@ -140,7 +142,14 @@ def render_prompt(data: PromptInput) -> str:
         body = "The gate is red after the last change. Make it green within the scope above."
         if tail:
             body += "\n\nIts output (the end of it):\n\n```\n" + quoted(tail[-6000:]) + "\n```"
+        if data.head_said:
+            body += ("\n\nAt the integration head, before any change, the gate said: "
+                     f"`{quoted(data.head_said)}`" + (" (green)." if data.head_green else "."))
         parts.append(_section(f"Repair attempt {data.attempt}", body))
+    if data.mode == "implement" and data.head_green:
+        parts.append(_section("The gate is already green", "The gate already passes at the integration head, "
+                              "before any change. If the task asks for nothing the gate does not already check, "
+                              "it may be done: then change nothing and say so."))
     parts.append(render_judge_block(data.judge))
     parts.append(render_prior_failures(data.prior_failures))
     parts.append(render_past_outcomes(data.past_outcomes))

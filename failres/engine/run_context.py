@@ -64,6 +64,11 @@ class RunContext:
         self.last_fail_class: str | None = None
         self.logs: RunLogs | None = None
         self.dispatch_root: Path | None = None
+        self.included: tuple[str, ...] = ()  # `[workspace] include` files this workspace carries
+        self.port = None  # the run's FAILRES_PORT lease (ports.PortLease)
+        self.past_events: Sequence[dict] = ()  # the task's journal before this run
+        self.head_said = ""  # what the gate said at the integration head (preflight), for the fixer
+        self.head_green = False
         self.gate_name = task.gate or (self.config.default_gate().name if self.config.default_gate() else "")
 
     def journal(self, event_type: str, **fields: object) -> dict:
@@ -110,6 +115,7 @@ class RunContext:
         from failres.decisions.records import task_decisions_from_store
 
         self.int_head = gitops.head_commit(self.engine.top, self.config.integration.branch)
+        self.past_events = tuple(events)
         self.widened = widened_files(task_decisions_from_store(self.engine.store, self.slug, self.task.id),
                                      self.slug, self.task.id)
         self.allow = tuple(dict.fromkeys([*self.task.files, *self.widened]))
@@ -131,18 +137,58 @@ class RunContext:
         return {"worktree": str(self.workspace_path or ""), "repo": str(self.engine.top),
                 "slug": self.slug, "task": self.task.id, "mode": mode,
                 "prompt_file": str(prompt_file or ""), "attempt": str(attempt),
-                "dispatch_dir": str(dispatch_dir or "")}
+                "dispatch_dir": str(dispatch_dir or ""), "port": str(self.port.port) if self.port else ""}
 
     def render(self, mode: str, attempt: int, *, gate_output: str = "", rejected: tuple[str, ...] = ()) -> str:
         return render_prompt(build_prompt_input(self, mode, attempt, gate_output=gate_output, rejected=rejected))
 
     def put_back(self, keep: Sequence[str]) -> Failure | None:
-        """Put the workspace back to the task's tree; a Failure when a seat made that impossible."""
+        """Put the workspace back to the task's tree; a Failure when a seat made that impossible.
+
+        The included files stay through the clean-up and are copied afresh after it.
+        """
+        from failres.gitops.workspace_include import copy_included
+
         try:
-            self.workspace.purify(self.tree, keep)
+            self.workspace.purify(self.tree, (*keep, *self.included_patterns()))
         except GitError as error:
             return Failure(WORKSPACE_UNRESTORABLE, str(error))
+        if self.included and not self.workspace.pristine_includes:
+            copy_included(self.engine.top, self.workspace.path, self.included)
+            self.workspace.pristine_includes = True
         return None
+
+    def included_patterns(self) -> tuple[str, ...]:
+        """The included files as `.gitignore` patterns anchored at the top."""
+        return tuple("/" + path for path in self.included)
+
+    def not_the_seats(self) -> tuple[str, ...]:
+        """Patterns of what is never a seat's change: the gate's `keep` paths (what setup made) and
+        the included files, whatever `.gitignore` says of them."""
+        gate = self.config.gates.get(self.gate_name)
+        return (*(gate.keep if gate else ()), *self.included_patterns())
+
+    def carry_environment(self) -> None:
+        """Give the new workspace the included files and the run a port of its own."""
+        from failres.engine.ports import lease_port
+        from failres.gitops.workspace_include import copy_included, included_paths, secret_values
+        from lessons.known_secrets import remember_secret_values
+
+        patterns = self.config.workspace.include
+        if patterns:
+            tracked = self.engine.repo.index  # the person's index: what git tracks there
+            tree = self.engine.repo[self.workspace.base_tree]
+            self.included = included_paths(self.engine.top, patterns,
+                                           lambda path: path in tracked or _in_tree(tree, path))
+            remember_secret_values(secret_values(self.engine.top, self.included))
+            copy_included(self.engine.top, self.workspace.path, self.included)
+            self.workspace.pristine_includes = True
+        self.port = lease_port()
+
+    def release_environment(self) -> None:
+        if self.port is not None:
+            self.port.release()
+            self.port = None
 
     def finish_workspace(self, *, keep: bool) -> None:
         if self.workspace is not None and not keep and not self.config.worktrees.keep:
@@ -151,6 +197,14 @@ class RunContext:
                 from failres.gitops.workspace import remove_tree
 
                 remove_tree(self.dispatch_root)
+
+
+def _in_tree(tree, path: str) -> bool:
+    try:
+        tree[path]
+    except KeyError:
+        return False
+    return True
 
 
 def advisory_class(run: RunContext, mode: str, rejected: tuple[str, ...]) -> str | None:
@@ -175,6 +229,7 @@ def build_prompt_input(run: RunContext, mode: str, attempt: int, *, gate_output:
         prior_failures=run.prior, past_outcomes=tuple(outcomes),
         rules_block=run.engine.rules_block() if run.engine.rules_block else "", widened_files=run.widened,
         facts_block=run.engine.facts_block() if run.engine.facts_block else "",
+        head_said=run.head_said, head_green=run.head_green,
     )
 
 

@@ -20,9 +20,12 @@ from failres.engine.quarantine import Failure, QuarantineInput, quarantine_task
 from failres.engine.runtime import GateOutcome, TaskOutcome
 from failres.engine.gates import GateRun, gate_env, run_gate_process, run_setup
 from failres.engine.seats import probe_until_healthy, seat_env, seat_values
+from failres.engine import state
+from failres.engine.preflight import GREEN, RED, UNAVAILABLE, HeadRun, HeadVerdict, judge_at_head, setup_failed_verdict
 from failres.engine.taxonomy import (
     GATE_NOT_GREEN_AFTER_FIXER,
     GATE_UNAVAILABLE,
+    SEAT_TAMPER,
     Observation,
     classify,
 )
@@ -31,6 +34,7 @@ from failres.config.placeholders import render_command
 from lessons.redact import redact
 
 EXACT_PATCH_RED = "exact-patch-red"
+NO_CHANGE = "no change was needed: the gate is green at the start"
 log = logging.getLogger("failres.loop")
 
 
@@ -45,12 +49,13 @@ class RunSteps(RunContext):
         if not gate.setup:
             return None
         self.step("setup")
+        self.workspace.handed_over()  # what setup made outside `keep`, or changed, is undone before the first seat
         found = run_setup(gate, values=self.values("implement", 1), cwd=self.workspace.path,
                           cancelled=self.cancelled, output=self.config.output)
         self.check_stop()
         if found is None:
             return None
-        return Failure(GATE_UNAVAILABLE, f"gate {self.gate_name}'s setup {found}")
+        return Failure(GATE_UNAVAILABLE, setup_failed_verdict(self.gate_name, found).message)
 
     def user_class(self, output: str) -> str | None:
         obs = Observation("gate", None, 1, False, False, output)
@@ -108,13 +113,14 @@ class RunSteps(RunContext):
         cwd = str(self.engine.top if gate.cwd == "repo" else self.workspace_path)
         return JudgeInvocation(tuple(argv), cwd)
 
-    def run_gate(self, mode: str, attempt: int) -> GateOutcome:
+    def run_gate(self, mode: str, attempt: int, *, preflight: bool = False) -> GateOutcome:
         gate = self.config.gates[self.gate_name]
         problem = self.put_back(gate.keep)
         if problem is not None:
             return GateOutcome(False, False, None, problem.message, self.gate_name, unavailable=problem.message)
         judge = self.judge(mode, attempt)
-        self.step("gate", attempt=attempt)
+        if not preflight:
+            self.step("gate", attempt=attempt)
         self.workspace.handed_over()
         # The gate runs the code the seat wrote: what that code does to the person's
         # repository is checked and undone as a seat's would be. A gate configured to
@@ -122,7 +128,7 @@ class RunSteps(RunContext):
         guard = None if gate.cwd == "repo" else Guard(self.engine.top, self.engine.git_dir,
                                                       store_ref=self.engine.store.ref, own=self.engine.own_moves)
         before = guard.capture() if guard is not None else None
-        found: GateRun = run_gate_process(gate, judge, env=gate_env(self.values(mode, attempt)),
+        found: GateRun = run_gate_process(gate, judge, env=gate_env(self.values(mode, attempt), gate.env),
                                           cancelled=self.cancelled, output=self.config.output)
         tamper = guard.undo(before, slug=self.slug, task=self.task.id) if guard is not None and before else None
         if tamper:
@@ -135,14 +141,68 @@ class RunSteps(RunContext):
         if self.logs is not None and self.logs.count:
             self.logs.current().gate(result.text, found.meta)
         passed = result.exit_code == 0 and not result.timed_out
+        extra: dict[str, object] = {}
+        unavailable = found.unavailable_message
+        if preflight:
+            verdict = self.head_verdict(judge, result)
+            unavailable = verdict.message if verdict.kind == UNAVAILABLE else None
+            outcome = GateOutcome(passed, result.timed_out, result.exit_code, result.text, self.gate_name)
+            extra = {"preflight": True, "verdict": verdict.kind, "intHead": self.int_head,
+                     "gateKey": state.key_of(list(gate.command)), "summary": outcome.summary,
+                     **({"cause": verdict.message} if unavailable else {})}
         self.journal("gate-result", gate=self.gate_name, passed=passed, exitCode=result.exit_code,
                      timedOut=result.timed_out, durationMs=int(result.duration * 1000), mode=mode, attempt=attempt,
-                     unavailable=result.not_found)
+                     unavailable=result.not_found or bool(preflight and unavailable), **extra)
         return GateOutcome(passed, result.timed_out, result.exit_code, result.text, self.gate_name,
-                           unavailable=found.unavailable_message)
+                           unavailable=unavailable)
+
+    def head_verdict(self, judge: JudgeInvocation, result) -> HeadVerdict:
+        from failres.scope import match_scope
+
+        def in_scope(path: str) -> bool:
+            return bool(match_scope([path], self.allow, self.config.scope.protected)[0])
+
+        src = self.workspace.path / "src"
+        packages = tuple(sorted(p.name.removesuffix(".py") for p in src.iterdir())) if src.is_dir() else ()
+        return judge_at_head(HeadRun(self.gate_name, tuple(judge.argv), result.exit_code, result.not_found,
+                                     result.timed_out, result.text, str(self.workspace.path), packages),
+                             self.allow, in_scope=in_scope)
+
+    def run_preflight(self) -> Failure | None:
+        """The gate once at the integration head, before the first dispatch (see `preflight`).
+
+        A run at the same head with the same gate command that already said green or red
+        is not repeated: its summary is what the fixer's prompt quotes.
+        """
+        gate = self.config.gates[self.gate_name]
+        if not gate.preflight:
+            return None
+        key = state.key_of(list(gate.command))
+        for event in reversed(self.past_events):
+            if (event.get("type") == "gate-result" and event.get("preflight") and event.get("intHead") == self.int_head
+                    and event.get("gateKey") == key and event.get("verdict") in (GREEN, RED)):
+                self.head_said = str(event.get("summary") or "")
+                self.head_green = event.get("verdict") == GREEN
+                return None
+        self.step("preflight")
+        outcome = self.run_gate("implement", 0, preflight=True)
+        if outcome.tampered:
+            return Failure(SEAT_TAMPER, outcome.tampered)
+        if outcome.unavailable:
+            return Failure(GATE_UNAVAILABLE, outcome.unavailable)
+        self.head_said = outcome.summary
+        self.head_green = outcome.passed
+        return None
 
     def commit_green(self) -> TaskOutcome:
         self.step("commit")
+        if self.workspace is not None and self.tree == self.workspace.base_tree:
+            # Green with nothing changed: the task needed no change. An empty commit would
+            # land a merge that changes nothing and read as work done; the branch stays at
+            # the start and `land` says there is nothing to merge.
+            self.journal("task-committed", commit=self.base, intHead=self.int_head, empty=True)
+            self.finish_workspace(keep=False)
+            return TaskOutcome(self.slug, self.task.id, "committed", commit=self.base, message=NO_CHANGE)
         message = redact(f"failres: {self.slug}/{self.task.id} {self.task.title}".rstrip())
         commit = commit_tree(self.engine.git_dir, self.tree, self.base, message,
                              f"Failres-Task: {self.slug}/{self.task.id}")

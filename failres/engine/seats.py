@@ -60,6 +60,8 @@ def seat_env(values: Mapping[str, str], extra: Mapping[str, str], *, marker: str
         "FAILRES_WORKTREE": values["worktree"],
         "FAILRES_PROMPT_FILE": values["prompt_file"],
     })
+    if values.get("port"):
+        env["FAILRES_PORT"] = values["port"]  # this workspace's own (see `ports`)
     if values.get("dispatch_dir"):
         env["FAILRES_DISPATCH_DIR"] = values["dispatch_dir"]
     if marker:

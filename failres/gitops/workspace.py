@@ -108,6 +108,7 @@ class Workspace:
         self._base_index_mtime_ns = 0
         self._seat_config = ""
         self.pristine = False  # the files are exactly `tree` and no seat or gate has run since
+        self.pristine_includes = False  # the included files are the person's copies (see `workspace_include`)
         self._identity: tuple[str, int, int] | None = None  # set once the directory exists
 
     # ── paths ────────────────────────────────────────────────────────────
@@ -225,6 +226,7 @@ class Workspace:
     def handed_over(self) -> None:
         """A seat or gate is about to run here: the files can no longer be assumed untouched."""
         self.pristine = False
+        self.pristine_includes = False
 
     # ── reading what changed ─────────────────────────────────────────────
 

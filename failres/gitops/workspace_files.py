@@ -193,6 +193,7 @@ def default_root(common_dir: Path, top: Path) -> Path:
 
 # What of the person's local configuration the seat's own git should agree on, so
 # that `git status` in the workspace shows the same files as changed as failres sees.
+SEAT_IDENTITY = ("failres seat", "seat@failres.invalid")
 SEAT_CONFIG_KEYS = ("core.autocrlf", "core.eol", "core.symlinks", "core.ignorecase", "core.precomposeunicode")
 
 
@@ -210,4 +211,8 @@ def seat_config(git_dir: Path) -> str:
             continue
         if value and "\n" not in value and '"' not in value:
             lines.append(f"\t{key.split('.', 1)[1]} = {value}")
+    # An identity of failres's own, so an agent that commits (or checks that it could)
+    # in its workspace does not stop to ask for one on a machine that has none. The
+    # person's name and address are not handed to the seat: its commits are never kept.
+    lines += ["[user]", f"\tname = {SEAT_IDENTITY[0]}", f"\temail = {SEAT_IDENTITY[1]}"]
     return "\n".join(lines) + "\n"

@@ -44,7 +44,7 @@ class LandResult:
     branch: str
     merge_commit: str
     int_head: str
-    how: str  # "worktree", "in-memory" or "already-landed"
+    how: str  # "worktree", "in-memory", "already-landed" or "no-change" (the task needed none: nothing merged)
     stamp: StampResult
 
 
@@ -94,6 +94,12 @@ def land_task(top: Path, repo: pygit2.Repository, config: Config, store: Store, 
             commit, head = str(landed.get("commit")), str(landed.get("intHead"))
             stamp = _reported(store, stamp_task(store, slug, task, commit, head))
             return LandResult(slug, task, branch, commit, head, "already-landed", stamp)
+        committed = state.last_event(events, "task-committed")
+        if committed is not None and committed.get("empty"):
+            # The task needed no change: nothing is merged, and the landing is still
+            # recorded (its lessons are stamped) so the task reads finished.
+            stamp = _reported(store, stamp_task(store, slug, task, str(ours.id), str(ours.id)))
+            return LandResult(slug, task, branch, str(ours.id), str(ours.id), "no-change", stamp)
         msg = f"{task_branch(slug, task)} has nothing that {branch} does not have already"
         raise UsageError(msg, hint="if it reached the branch another way, `git failres label` stamps it")
     title = _task_title(events, task)

@@ -139,7 +139,9 @@ def assert_fixer_repaired(project: PersonsProject, result: CliResult) -> None:
     assert outcome(result)["state"] == "committed"
     assert project.branch_file(CALC) == FIXED
     assert f"Failres-Task: {SLUG}/{TASK}" in git(project.top, "log", "-1", "--format=%B", f"failres/{SLUG}/{TASK}")
-    assert [gate["passed"] for gate in project.of_type("gate-result")] == [False, True]
+    # The first gate-result is the preflight's, at the integration head, before any dispatch.
+    assert [(gate["passed"], gate.get("preflight", False)) for gate in project.of_type("gate-result")] == [
+        (False, True), (False, False), (True, False)]
     assert [(e["seat"], e["mode"]) for e in project.of_type("seat-dispatched")] == [
         ("implementer", "implement"), ("fixer", "fix")]
 

@@ -1,0 +1,183 @@
+"""What the gate said at the integration head, before any seat is paid to change a thing.
+
+A gate that cannot run at all — its program missing, pytest collecting nothing, the
+package not importable — is red on every tree, so a fixer sent after it repairs the
+environment at best and burns its budget at worst (one such dispatch took minutes on a
+src-layout project). Run once at the head, the gate tells those apart from an ordinary
+red verdict before the first dispatch; a gate already green there says the task may be
+done.
+
+The rule (`judge_at_head`, pure) for "cannot run", in order:
+
+1. the program could not be started, or the shell said so: exit 127 (not found) or
+   126 (not executable);
+2. pytest's own "I did not test anything" exits: 2 (interrupted — in practice, errors
+   while collecting), 4 (usage error: a bad option, a missing path), 5 (no tests
+   collected). Those numbers mean something else to other programs (`make` exits 2 on
+   any failure, `grep` 2 on a bad file), so they count only when the gate *is* pytest
+   (its command names `pytest` or `-m pytest`) or its output carries pytest's own words
+   for them ("errors during collection", "no tests ran", "ERROR: usage:");
+3. a module that cannot be imported (`ModuleNotFoundError`, `ImportError: cannot import
+   name`) — the output says which.
+
+Each of those is the *task's* job, not the environment's, when what it names lies in the
+task's files: a gate that runs `tests/test_new.py`, which the task is to write, fails to
+find it at the head as it should; so does `import pkg.new` when `src/pkg/new.py` is in
+scope. Then the verdict stays an ordinary red and the seat is dispatched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+GREEN = "green"
+RED = "red"
+UNAVAILABLE = "unavailable"
+
+# pytest's exit codes that mean "no test verdict at all" (pytest.ExitCode).
+PYTEST_NO_VERDICT = {
+    2: "pytest was interrupted before any test ran (usually: errors while collecting the tests)",
+    4: "pytest was called wrongly (a usage error: an unknown option, or a path that does not exist)",
+    5: "pytest collected no tests",
+}
+_PYTEST_WORDS = re.compile(
+    r"errors? during collection|^no tests ran|^ERROR: usage:|^ERROR: file or directory not found|"
+    r"^ERROR: found no collectors|^ERROR: not found:|pytest: error:", re.MULTILINE)
+_NOT_FOUND_PATH = re.compile(r"^ERROR: (?:file or directory not found|not found): (\S+)", re.MULTILINE)
+_NO_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '([\w.]+)'")
+_CANNOT_IMPORT = re.compile(r"ImportError: cannot import name '(\w+)' from '([\w.]+)'")
+_SHELL_NOT_FOUND = re.compile(r"(?:^|: )(\S+?): (?:command )?not found", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class HeadVerdict:
+    """What a gate run at the integration head means for the task."""
+
+    kind: str  # GREEN, RED or UNAVAILABLE
+    cause: str = ""  # UNAVAILABLE: why the gate cannot run
+    fix: str = ""  # UNAVAILABLE: what would most likely make it run
+
+    @property
+    def message(self) -> str:
+        return f"{self.cause}; likely fix: {self.fix}" if self.fix else self.cause
+
+
+@dataclass(frozen=True)
+class HeadRun:
+    """One gate run at the head, as plain data."""
+
+    gate: str
+    argv: tuple[str, ...]
+    exit_code: int | None
+    not_found: bool
+    timed_out: bool
+    output: str
+    workspace: str = ""  # the workspace's path, so absolute paths in the output can be read as the task's
+    src_packages: tuple[str, ...] = ()  # top-level packages under src/ at the head (for the fix)
+
+
+def is_pytest_gate(argv: Sequence[str]) -> bool:
+    """Whether the gate command runs pytest itself (`pytest ...`, `python -m pytest ...`)."""
+    names = [PurePosixPath(arg).name for arg in argv]
+    if any(name in ("pytest", "py.test") for name in names):
+        return True
+    return any(a == "-m" and b in ("pytest", "py.test") for a, b in zip(argv, argv[1:]))
+
+
+def judge_at_head(run: HeadRun, allow: Sequence[str], *, in_scope) -> HeadVerdict:
+    """GREEN, RED (an ordinary verdict: dispatch) or UNAVAILABLE (quarantine, no seat), with why.
+
+    `in_scope(path)` says whether a repository path lies in the task's files.
+    """
+    if run.timed_out:
+        return HeadVerdict(RED)  # a gate that ran out of time did run; the loop's own rule applies
+    if run.exit_code == 0:
+        return HeadVerdict(GREEN)
+    program = run.argv[0] if run.argv else "?"
+    config = f"[gates.{run.gate}] command in .failres.toml"
+    if run.not_found or run.exit_code == 127:
+        missing = _missing_program(run.output) or program
+        if _mentions_scope((missing,), run, in_scope):
+            return HeadVerdict(RED)
+        return HeadVerdict(UNAVAILABLE, f'gate {run.gate} cannot run at the integration head: "{missing}" was not '
+                                        "found (exit 127)",
+                           f"install {missing} where the gate runs (PATH), or fix {config}")
+    if run.exit_code == 126:
+        return HeadVerdict(UNAVAILABLE, f"gate {run.gate} cannot run at the integration head: a program it starts is "
+                                        "not executable (exit 126)",
+                           f'make it executable (chmod +x), or run it through its interpreter (["bash", "{program}", '
+                           f'...]) in {config}')
+    pytest = is_pytest_gate(run.argv) or bool(_PYTEST_WORDS.search(run.output))
+    modules = _unimportable(run.output)
+    if modules and not _modules_in_scope(modules, in_scope):
+        first = modules[0]
+        return HeadVerdict(UNAVAILABLE, f"gate {run.gate} cannot run at the integration head: the module "
+                                        f"{first!r} cannot be imported (exit {run.exit_code})",
+                           _import_fix(first, run, config))
+    if pytest and run.exit_code in PYTEST_NO_VERDICT:
+        named = tuple(_NOT_FOUND_PATH.findall(run.output))
+        if modules or _mentions_scope(named, run, in_scope):
+            return HeadVerdict(RED)  # what is missing is the task's to write
+        fix = {2: "run the gate by hand in a fresh clone and fix what fails to collect (an import, a conftest.py)",
+               4: f"check the arguments and paths in {config}",
+               5: f"point the gate at the tests (a path, or the project's testpaths) in {config}"}[run.exit_code]
+        return HeadVerdict(UNAVAILABLE, f"gate {run.gate} cannot run at the integration head: "
+                                        f"{PYTEST_NO_VERDICT[run.exit_code]} (exit {run.exit_code})", fix)
+    return HeadVerdict(RED)
+
+
+def setup_failed_verdict(gate: str, what: str) -> HeadVerdict:
+    """A setup that failed: nothing the gate says afterwards would be about the task."""
+    return HeadVerdict(UNAVAILABLE, f"gate {gate}'s setup {what}",
+                       f"run [gates.{gate}] setup by hand in a fresh clone of the integration head and fix it")
+
+
+def _missing_program(output: str) -> str | None:
+    found = _SHELL_NOT_FOUND.search(output)
+    return found.group(1) if found else None
+
+
+def _unimportable(output: str) -> list[str]:
+    modules = list(dict.fromkeys(_NO_MODULE.findall(output)))
+    modules += [module for _name, module in _CANNOT_IMPORT.findall(output) if module not in modules]
+    return modules
+
+
+def module_paths(module: str) -> list[str]:
+    """Repository paths where `module` (and each package on the way) could be defined."""
+    parts = module.split(".")
+    paths = []
+    for root in ("", "src/", "lib/"):
+        for depth in range(1, len(parts) + 1):
+            stem = root + "/".join(parts[:depth])
+            paths += [stem + ".py", stem + "/__init__.py"]
+    return paths
+
+
+def _modules_in_scope(modules: Sequence[str], in_scope) -> bool:
+    return any(in_scope(path) for module in modules for path in module_paths(module))
+
+
+def _mentions_scope(paths: Sequence[str], run: HeadRun, in_scope) -> bool:
+    for path in paths:
+        relative = path
+        if run.workspace and path.startswith(run.workspace.rstrip("/") + "/"):
+            relative = path[len(run.workspace.rstrip("/")) + 1:]
+        relative = relative.split("::", 1)[0]
+        relative = relative[2:] if relative.startswith("./") else relative
+        if relative and in_scope(relative):
+            return True
+    return False
+
+
+def _import_fix(module: str, run: HeadRun, config: str) -> str:
+    top = module.split(".", 1)[0]
+    if top in run.src_packages:
+        return (f'the package lives under src/: give the gate PYTHONPATH=src ([gates.{run.gate}] env = '
+                '{ PYTHONPATH = "src" }), set pythonpath = ["src"] under [tool.pytest.ini_options], or install '
+                f"the project in [gates.{run.gate}] setup")
+    return (f"install {top} where the gate runs (a [gates.{run.gate}] setup, or the interpreter the gate names), "
+            f"or fix {config}")

@@ -1,0 +1,271 @@
+"""Real-shaped projects: a gate checked at the integration head before any seat is paid,
+workspaces that carry what a project needs (a .env, a setup's virtualenv, a port of their
+own, a git identity), and a task that needed no change making no empty commit."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import git
+from project import FIXED, Project
+
+NOTHING = {"print": "nothing to do"}
+FIX = {"write": {"src/calc.py": FIXED}}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    return Project.create(tmp_path)
+
+
+def gate_section(command: list[str], extra: str = "") -> str:
+    return f'[gates.env]\ncommand = {json.dumps(command)}\ncwd = "worktree"\ntimeout = "60s"\n{extra}'
+
+
+def plan_with_gate(project: Project, files: list[str] | None = None) -> Path:
+    plan = project.plan(files)
+    plan.write_text(plan.read_text() + 'gate = "env"\n')
+    return plan
+
+
+def dispatches(project: Project) -> list[dict]:
+    return [e for e in project.events() if e["type"] == "seat-dispatched"]
+
+
+def quarantined(project: Project) -> dict:
+    return [e for e in project.events() if e["type"] == "quarantined"][-1]
+
+
+# ── a src-layout package ─────────────────────────────────────────────
+
+
+def make_src_layout(project: Project) -> None:
+    (project.top / "src" / "pkg").mkdir()
+    (project.top / "src" / "pkg" / "__init__.py").write_text("")
+    (project.top / "src" / "pkg" / "core.py").write_text("def double(x):\n    return x + x + 1\n")
+    (project.top / "tests" / "test_core.py").write_text(
+        "from pkg.core import double\n\n\ndef test_double():\n    assert double(2) == 4\n")
+    git(project.top, "add", ".")
+    git(project.top, "commit", "-q", "-m", "a src-layout package")
+
+
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_core.py"]
+
+
+def test_a_src_layout_gate_that_cannot_import_the_package_dispatches_no_seat(project: Project, cli):
+    make_src_layout(project)
+    project.configure(implementer=[FIX], extra=gate_section(PYTEST))
+    result = cli(project.top, "run", str(plan_with_gate(project, ["src/pkg/core.py"])), "--quiet")
+    assert result.code == 1
+    assert dispatches(project) == [] and project.calls("impl") == 0
+    event = quarantined(project)
+    assert event["failClass"] == "gate-unavailable"
+    assert "'pkg'" in event["message"] and "PYTHONPATH=src" in event["message"]
+    preflight = [e for e in project.events() if e["type"] == "gate-result"]
+    assert [(e["preflight"], e["verdict"]) for e in preflight] == [(True, "unavailable")]
+
+
+def test_the_same_gate_with_pythonpath_src_is_red_and_the_fixer_hears_what_it_said_at_the_head(project, cli):
+    make_src_layout(project)
+    fixed = {"write": {"src/pkg/core.py": "def double(x):\n    return x + x\n"}}
+    project.configure(implementer=[NOTHING], fixer=[fixed],
+                      extra=gate_section(PYTEST, 'env = { PYTHONPATH = "src" }\n'))
+    result = cli(project.top, "run", str(plan_with_gate(project, ["src/pkg/core.py"])), "--quiet")
+    assert result.code == 0, result.err
+    assert [d["seat"] for d in dispatches(project)] == ["implementer", "fixer"]
+    assert "At the integration head, before any change, the gate said" in project.prompt(2)
+    assert "1 failed" in project.prompt(2)
+
+
+def test_a_gate_whose_program_is_missing_dispatches_no_seat(project: Project, cli):
+    project.configure(implementer=[FIX], extra=gate_section(["bash", "-c", "no-such-checker --all"]))
+    assert cli(project.top, "run", str(plan_with_gate(project)), "--quiet").code == 1
+    assert project.calls("impl") == 0
+    event = quarantined(project)
+    assert event["failClass"] == "gate-unavailable" and '"no-such-checker" was not found' in event["message"]
+
+
+def test_an_ordinary_gate_that_exits_2_is_red_not_unavailable(project: Project, cli):
+    # `make` and many checkers exit 2 for "failed": only pytest's 2 means "did not run".
+    gate = [sys.executable, "-c", "import sys; sys.path.insert(0, 'src'); from calc import add; "
+                                  "sys.exit(0 if add(2, 3) == 5 else 2)"]
+    project.configure(implementer=[FIX], extra=gate_section(gate))
+    assert cli(project.top, "run", str(plan_with_gate(project)), "--quiet").code == 0
+    assert project.calls("impl") == 1
+    assert [e.get("verdict") for e in project.events() if e["type"] == "gate-result"][0] == "red"
+
+
+def test_a_pytest_gate_on_a_test_file_the_task_writes_is_the_tasks_job(project: Project, cli):
+    gate = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_new.py"]
+    write = {"write": {"tests/test_new.py": "def test_it():\n    assert True\n"}}
+    project.configure(implementer=[write], extra=gate_section(gate))
+    assert cli(project.top, "run", str(plan_with_gate(project, ["tests/test_new.py"])), "--quiet").code == 0
+    assert project.calls("impl") == 1
+
+
+def test_a_failing_setup_dispatches_no_seat_and_says_what_to_do(project: Project, cli):
+    setup = [sys.executable, "-c", "import sys; print('resolution failed'); sys.exit(3)"]
+    project.configure(implementer=[FIX], extra=gate_section([sys.executable, "tests/check.py"],
+                                                            f"setup = {json.dumps(setup)}\n"))
+    assert cli(project.top, "run", str(plan_with_gate(project)), "--quiet").code == 1
+    assert project.calls("impl") == 0
+    event = quarantined(project)
+    assert event["failClass"] == "gate-unavailable"
+    assert "setup exited 3: resolution failed" in event["message"] and "likely fix" in event["message"]
+
+
+def test_a_dry_run_preflight_finds_the_unrunnable_gate_and_writes_nothing(project: Project, cli):
+    make_src_layout(project)
+    project.configure(implementer=[FIX], extra=gate_section(PYTEST))
+    store_before = git(project.top, "rev-parse", "refs/failres/store")
+    result = cli(project.top, "run", str(plan_with_gate(project, ["src/pkg/core.py"])), "--dry-run", "--preflight",
+                 "--json")
+    assert result.code == 2
+    doc = json.loads(result.out)
+    assert [(p["task"], p["verdict"]) for p in doc["preflight"]] == [("t1", "unavailable")]
+    assert any("PYTHONPATH=src" in p["message"] for p in doc["problems"])
+    assert project.calls("impl") == 0
+    assert git(project.top, "rev-parse", "refs/failres/store") == store_before
+    assert git(project.top, "branch", "--list", "failres/*").strip() == ""
+    assert not (project.workspace().parent / "t1.preflight").exists()
+
+
+# ── no change, no commit ─────────────────────────────────────────────
+
+
+def test_a_task_green_at_the_head_with_no_change_makes_no_commit_and_lands_nothing(project: Project, cli):
+    project.configure(implementer=[NOTHING], extra=gate_section([sys.executable, "-c", "pass"]))
+    main_before = git(project.top, "rev-parse", "main").strip()
+    result = cli(project.top, "run", str(plan_with_gate(project)))
+    assert result.code == 0, result.err
+    assert "no change was needed" in result.out
+    assert "already passes at the integration head" in project.prompt(1)
+    committed = [e for e in project.events() if e["type"] == "task-committed"][-1]
+    assert committed["empty"] is True and committed["commit"] == main_before
+    assert git(project.top, "rev-parse", "failres/rr/t1").strip() == main_before  # no empty commit
+    status = json.loads(cli(project.top, "status", "--json").out)
+    assert status[0]["state"] == "committed" and status[0]["empty"] is True
+    assert "no change was needed" in cli(project.top, "status").out
+    landed = cli(project.top, "land", "rr", "t1")
+    assert landed.code == 0, landed.err
+    assert "nothing was merged" in landed.out
+    assert git(project.top, "rev-parse", "main").strip() == main_before
+    assert project.types()[-1] == "landed"
+
+
+# ── workspaces that carry what the project needs ─────────────────────
+
+TOKEN = "s3cr3t-local-value-42"
+CHECK_ENV = (
+    "import sys\nsys.path.insert(0, 'src')\n"
+    "env = dict(line.split('=', 1) for line in open('.env').read().split())\n"
+    "print('token is', env['API_TOKEN'])\n"
+    "from calc import add\nsys.exit(0 if add(2, 3) == 5 else 1)\n"
+)
+
+
+def test_a_dot_env_the_tests_read_is_carried_never_committed_and_redacted(project: Project, cli):
+    (project.top / "tests" / "check_env.py").write_text(CHECK_ENV)
+    git(project.top, "add", ".")
+    git(project.top, "commit", "-q", "-m", "a check that reads .env")
+    (project.top / ".env").write_text(f"API_TOKEN={TOKEN}\n")  # untracked, not even ignored
+    # A seat that also rewrites the .env: its copy is never the task's.
+    edit = {"write": {"src/calc.py": FIXED, ".env": "API_TOKEN=forged-by-the-seat\n"}}
+    project.configure(implementer=[edit], extra=gate_section([sys.executable, "tests/check_env.py"])
+                      + '[workspace]\ninclude = [".env"]\n')
+    result = cli(project.top, "run", str(plan_with_gate(project)), "--quiet")
+    assert result.code == 0, result.err
+    assert [e for e in project.events() if e["type"] == "scope-violation"] == []
+    tree = git(project.top, "ls-tree", "-r", "--name-only", "failres/rr/t1").split()
+    assert ".env" not in tree
+    gate_log = (project.dispatch_logs()[0] / "gate.log").read_text()
+    assert "token is" in gate_log and TOKEN not in gate_log  # the gate read the person's file, redacted
+    assert "forged-by-the-seat" not in gate_log
+    assert (project.top / ".env").read_text() == f"API_TOKEN={TOKEN}\n"
+
+
+SETUP_VENV = (
+    "import pathlib, os\n"
+    "counter = pathlib.Path(os.environ['SETUP_COUNTER'])\n"
+    "counter.write_text(str(int(counter.read_text() or 0) + 1) if counter.exists() else '1')\n"
+    "for i in range(60):\n"
+    "    p = pathlib.Path('.venv/lib/site-packages/dep%d/__init__.py' % i)\n"
+    "    p.parent.mkdir(parents=True, exist_ok=True)\n"
+    "    p.write_text('')\n"
+    "pathlib.Path('.venv/marker').write_text('ready')\n"
+)
+
+
+def test_a_setup_making_a_venv_gitignore_does_not_name_is_never_a_violation(project: Project, cli, monkeypatch):
+    counter = project.agents / "setup.count"
+    monkeypatch.setenv("SETUP_COUNTER", str(counter))
+    gate = [sys.executable, "-c", "import os, sys; sys.path.insert(0, 'src'); from calc import add; "
+                                  "sys.exit(0 if os.path.exists('.venv/marker') and add(2, 3) == 5 else 1)"]
+    extra = gate_section(gate, f"setup = {json.dumps([sys.executable, '-c', SETUP_VENV])}\nkeep = [\".venv/\"]\n")
+    project.configure(implementer=[NOTHING], fixer=[FIX], extra=extra)
+    assert not (project.top / ".gitignore").exists()
+    result = cli(project.top, "run", str(plan_with_gate(project)), "--quiet")
+    assert result.code == 0, result.err
+    assert [e for e in project.events() if e["type"] in ("scope-violation", "decision-requested")] == []
+    assert [d["seat"] for d in dispatches(project)] == ["implementer", "fixer"]
+    assert counter.read_text() == "1"  # one setup for the task's workspace, reused by both dispatches
+    tree = git(project.top, "ls-tree", "-r", "--name-only", "failres/rr/t1").split()
+    assert not any(path.startswith(".venv/") for path in tree)
+
+
+DEV_SERVER = (
+    "import os, pathlib, socket, sys, time\n"
+    "out = pathlib.Path(sys.argv[1])\n"
+    "port = int(os.environ['FAILRES_PORT'])\n"
+    "server = socket.socket()\n"
+    "server.bind(('127.0.0.1', port))\n"
+    "server.listen()\n"
+    "(out / os.environ['FAILRES_TASK']).write_text(str(port))\n"
+    "deadline = time.monotonic() + 30\n"
+    "while len(list(out.iterdir())) < 2 and time.monotonic() < deadline:\n"
+    "    time.sleep(0.05)\n"
+    "pathlib.Path('DONE-' + os.environ['FAILRES_TASK']).write_text('up on %d\\n' % port)\n"
+)
+
+
+def test_two_dev_servers_under_jobs_2_each_get_their_own_port(project: Project, cli):
+    ports = project.agents / "ports"
+    ports.mkdir()
+    server = project.agents / "server.py"
+    server.write_text(DEV_SERVER)
+    gate = [sys.executable, "-c", "import os, sys; t = os.environ['FAILRES_TASK']; "
+                                  "sys.exit(0 if open('DONE-' + t).read() == 'up on %s\\n' % os.environ['FAILRES_PORT'] "
+                                  "else 1)"]
+    seat = {"shell": [f"{sys.executable} {server} {ports}"]}
+    project.configure(implementer=[seat], extra=gate_section(gate))
+    plan = project.agents.parent / "plan.toml"
+    plan.write_text('slug = "rr"\n' + "".join(
+        f'[[tasks]]\nid = "{t}"\ntitle = "serve"\nprompt = "serve"\nfiles = ["DONE-{t}"]\ngate = "env"\n'
+        for t in ("t1", "t2")))
+    result = cli(project.top, "run", str(plan), "--quiet", "--jobs", "2", "--json")
+    assert result.code == 0, result.err
+    seen = {path.name: int(path.read_text()) for path in ports.iterdir()}
+    assert sorted(seen) == ["t1", "t2"] and seen["t1"] != seen["t2"]  # both bound, at the same time
+    for task in ("t1", "t2"):  # the gate got the seat's port
+        assert git(project.top, "show", f"failres/rr/{task}:DONE-{task}") == f"up on {seen[task]}\n"
+
+
+def test_an_agent_that_commits_in_its_workspace_needs_no_identity_of_its_own(project: Project, cli, monkeypatch,
+                                                                            isolated_home):
+    # A fresh machine: no identity anywhere, and git told not to guess one.
+    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"):
+        monkeypatch.delenv(name, raising=False)
+    (isolated_home / ".gitconfig").write_text("[user]\n\tuseConfigOnly = true\n")
+    who = project.agents / "who"
+    commit = {"write": {"src/calc.py": FIXED},
+              "shell": [f"git commit -qam 'the agent commits' && git log -1 --format='%an <%ae>' > {who}"]}
+    project.configure(implementer=[commit])
+    result = cli(project.top, "run", str(project.plan()), "--quiet")
+    assert result.code == 0, result.err
+    assert who.read_text().strip() == "failres seat <seat@failres.invalid>"
+    assert project.branch_file("src/calc.py") == FIXED
+    assert git(project.top, "config", "--get", "user.name", check=False).strip() != "failres seat"
