@@ -119,6 +119,24 @@ def terminal_width() -> int | None:
     return max(shutil.get_terminal_size().columns, 40)
 
 
+def table_width() -> int | None:
+    """The width a table is fitted to: the terminal's, or None where nothing is cut.
+
+    Behind a pager (git's, or the one `failres.cli.pager` started) stdout is a pipe, but a
+    person still reads it on the terminal: the pager's starter leaves the terminal's width
+    in COLUMNS and sets GIT_PAGER_IN_USE, as git does for the commands it pages.
+    """
+    import os
+    import shutil
+
+    if stdout_is_terminal():
+        return shutil.get_terminal_size().columns
+    columns = os.environ.get("COLUMNS", "")
+    if os.environ.get("GIT_PAGER_IN_USE") and columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    return None
+
+
 # What rich is told the width of a pipe is: wide enough that it never wraps a line.
 _UNWRAPPED = 100_000
 
