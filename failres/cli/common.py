@@ -158,6 +158,12 @@ def _inert_console(*, stderr: bool = False):
             kwargs["emoji"] = False
             return super().render_str(inert(text, multiline=True), **kwargs)
 
+        def on_broken_pipe(self) -> None:
+            # rich's own answer is SystemExit(1), which reads as "a task did not go green";
+            # a reader (a pager, `head`) that went away is the boundary's quiet case.
+            self.quiet = True
+            raise BrokenPipeError
+
     stream = sys.stderr if stderr else sys.stdout
     try:
         terminal = stream.isatty()

@@ -154,7 +154,8 @@ def render_manpage(root: CommandDoc, *, version: str, date: str) -> str:
                                     + root.description.split("\n\n")[0].rstrip(".")[1:]),
         _section("SYNOPSIS"),
         ".nf",
-        f"{bold(PROGRAM)} [{bold('--version')}] [{bold('-h')} | {bold('--help')}] {italic('COMMAND')} "
+        f"{bold(PROGRAM)} [{bold('--version')}] [{bold('-h')} | {bold('--help')}] "
+        f"[{bold('-P')} | {bold('--no-pager')} | {bold('-p')} | {bold('--paginate')}] {italic('COMMAND')} "
         f"[{italic('ARGS')}]",
         f"{bold(PROGRAM + ' help')} [{italic('COMMAND')}]",
         ".fi",
