@@ -6,7 +6,7 @@ import typer
 
 from failres.cli.app import app
 from failres.clidoc.model import HOUSEKEEPING, LOOP
-from failres.cli.common import console, emit_json, open_context
+from failres.cli.common import console, emit_json, err_console, open_context
 
 
 @app.command(rich_help_panel=LOOP, epilog="git failres init")
@@ -29,6 +29,7 @@ def init(
     result = init_repository(ctx.top, force=force, hooks=not no_hooks, agent=agent, new_store=new_store,
                              full=full)
     steps = next_steps(result.config_path.name, agent if result.wrote_config else None)
+    readiness = _agent_readiness(agent, ctx.top)
     document = {
         "config": str(result.config_path),
         "wroteConfig": result.wrote_config,
@@ -41,9 +42,11 @@ def init(
         },
         "hooksProblem": result.hooks_problem,
         "nextSteps": list(steps),
+        "agent": None if readiness is None else readiness.document(),
     }
     if json_out:
         emit_json(document)
+        _warn_unready(readiness)
         return
     out = console()
     if result.wrote_config:
@@ -66,6 +69,24 @@ def init(
     out.print("\nnext:", markup=False)
     for number, step in enumerate(steps, 1):
         out.print(f"  {number}. {step}", markup=False)
+    _warn_unready(readiness)
+
+
+def _agent_readiness(agent: str | None, top):
+    """Whether the agent `init --agent` wrote a binding for can run here (None without --agent)."""
+    if agent is None:
+        return None
+    from failres.agents.availability import agent_readiness
+
+    return agent_readiness(agent, top)
+
+
+def _warn_unready(readiness) -> None:
+    """What the agent lacks, last and on stderr: the configuration is written, the agent is what is missing."""
+    problem = None if readiness is None else readiness.problem()
+    if problem is not None:
+        err_console().print(f"warning: {problem[0]}", markup=False)
+        err_console().print(f"hint: {problem[1]}", markup=False)
 
 
 @app.command(rich_help_panel=HOUSEKEEPING, epilog="git failres undo 1a2b3c4")
