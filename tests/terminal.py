@@ -11,10 +11,10 @@ _ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\x1b[=>]")
 
 
 def run_on_terminal(args: list[str], cwd: Path, env: dict[str, str], *, columns: int = 60, rows: int = 40,
-                    timeout: float = 120) -> tuple[int, list[str]]:
+                    timeout: float = 120, stdin_text: str = "") -> tuple[int, list[str]]:
     """Run `args` with stdin, stdout and stderr on a new pty of `columns` x `rows` (set by the
     TIOCSWINSZ ioctl, as a terminal emulator sets it); return the exit code and the lines shown,
-    escape sequences removed."""
+    escape sequences removed. `stdin_text` is typed in first, as keys."""
     import fcntl
     import pty
     import select
@@ -25,6 +25,8 @@ def run_on_terminal(args: list[str], cwd: Path, env: dict[str, str], *, columns:
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
     proc = subprocess.Popen(args, cwd=cwd, env=env, stdin=slave, stdout=slave, stderr=slave)
     os.close(slave)
+    if stdin_text:
+        os.write(master, stdin_text.encode())
     chunks: list[bytes] = []
     try:
         while True:

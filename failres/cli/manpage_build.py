@@ -12,11 +12,14 @@ from pathlib import Path
 
 # (where under the installation prefix, file name): man finds `share/man` next to
 # the `bin` of a venv; bash-completion looks in `share/bash-completion/completions`
-# of every prefix on PATH; zsh reads `share/zsh/site-functions` when it is on $fpath.
+# of every prefix on PATH (2.12 and later; 2.11 reads $XDG_DATA_DIRS, which a `pip install
+# --user` prefix is under); zsh reads `share/zsh/site-functions` when it is on $fpath;
+# fish reads `share/fish/vendor_conf.d` under $XDG_DATA_DIRS and the person's data directory.
 INSTALLED = (
     ("share/man/man1", "git-failres.1"),
     ("share/bash-completion/completions", "git-failres"),
     ("share/zsh/site-functions", "_git-failres"),
+    ("share/fish/vendor_conf.d", "git-failres.fish"),
 )
 
 
@@ -31,13 +34,14 @@ def build_date(environ: dict[str, str] | None = None) -> str:
 def generated_files(version: str, date: str) -> dict[str, str]:
     """File name -> content of everything `INSTALLED` lists."""
     from failres.cli.help_cmds import description
-    from failres.clidoc.completion import bash_script, zsh_script
+    from failres.clidoc.completion import bash_script, fish_script, zsh_script
     from failres.clidoc.roff import render_manpage
 
     return {
         "git-failres.1": render_manpage(description(), version=version, date=date),
         "git-failres": bash_script(),
         "_git-failres": zsh_script(),
+        "git-failres.fish": fish_script(),
     }
 
 

@@ -19,9 +19,15 @@ def init(
     new_store: bool = typer.Option(False, "--new-store",
                                    help="Start an empty store even though an earlier one was deleted, "
                                         "or a remote holds one."),
+    no_completion: bool = typer.Option(False, "--no-completion",
+                                       help="On a terminal, do not set up <TAB> for your shell (bash, fish)."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    """Write .failres.toml, create the store ref (or take a remote's), install the hooks."""
+    """Write .failres.toml, create the store ref (or take a remote's), install the hooks.
+
+    Run on a terminal, it also makes <TAB> work for git failres in your shell (bash or fish)
+    when no completion it reads is there yet: a venv or pipx install puts its copy where
+    bash-completion before 2.12 does not look."""
     from failres.initialise import check_agent, init_repository, next_steps
 
     check_agent(agent)  # before anything is opened or written
@@ -66,6 +72,8 @@ def init(
     elif result.hooks_problem:
         out.print(f"hooks not installed: {result.hooks_problem}", markup=False)
     out.print(f"read it with: git log -p {result.store_ref}", markup=False)
+    if not no_completion:
+        _complete_for_newcomer()
     out.print("\nnext:", markup=False)
     for number, step in enumerate(steps, 1):
         out.print(f"  {number}. {step}", markup=False)
@@ -79,6 +87,27 @@ def _agent_readiness(agent: str | None, top):
     from failres.agents.availability import agent_readiness
 
     return agent_readiness(agent, top)
+
+
+def _complete_for_newcomer() -> None:
+    """<TAB> for a person at a terminal, whose shell would not find failres's completion yet."""
+    import sys
+
+    from failres.cli.common import stdout_is_terminal
+
+    if not (stdout_is_terminal() and sys.stdin.isatty()):
+        return  # a script or a seat: nothing written outside the repository
+    from failres.clidoc.completion import complete_for_newcomer
+
+    try:
+        done = complete_for_newcomer()
+    except (OSError, UnicodeError) as problem:  # completion is a comfort: never a failed init
+        err_console().print(f"note: completion not set up ({problem}); git failres completion install",
+                            markup=False)
+        return
+    if done is not None:
+        console().print(f"completion for {done.shell}: wrote {done.path} (new shells complete git failres)",
+                        markup=False)
 
 
 def _warn_unready(readiness) -> None:
