@@ -91,3 +91,23 @@ def test_a_949_file_decision_is_one_short_line_and_whole_in_json(three_hundred: 
     assert len(row) < 200
     [decision] = json.loads(run_failres(three_hundred, "decisions", "--json").stdout)
     assert len(decision["files"]) == 949
+
+
+def test_a_seat_that_touches_949_files_out_of_scope_leaves_messages_a_person_can_read(tmp_path: Path) -> None:
+    """A real run: the seat writes 949 files outside its scope, twice; every line for people stays short,
+    and the journal's `scope-violation` event keeps every path."""
+    from project import Project
+
+    project = Project.create(tmp_path)
+    wide = {f"gen/module_{n:04d}.py": "X = 1\n" for n in range(949)}
+    project.configure(implementer=[{"write": wide}, {"write": wide}])
+    assert run_failres(project.top, "run", str(project.plan()), "--quiet").returncode == 1
+    events = json.loads(run_failres(project.top, "journal", "rr", "--json").stdout)
+    violations = [e for e in events if e["type"] == "scope-violation"]
+    assert violations and len(violations[-1]["files"]) == 949
+    [quarantined] = [e for e in events if e["type"] == "quarantined"]
+    assert quarantined["message"].splitlines()[0].endswith("… and 944 more")
+    for args in (["journal", "rr"], ["lessons", "list"], ["decisions"], ["status"]):
+        proc = run_failres(project.top, *args)
+        assert proc.returncode == 0, (args, proc.stderr)
+        assert max(len(line) for line in proc.stdout.splitlines()) < 1000, args  # not 36,000
