@@ -111,3 +111,17 @@ def test_a_seat_that_touches_949_files_out_of_scope_leaves_messages_a_person_can
         proc = run_failres(project.top, *args)
         assert proc.returncode == 0, (args, proc.stderr)
         assert max(len(line) for line in proc.stdout.splitlines()) < 1000, args  # not 36,000
+
+
+def test_a_restore_cut_by_its_limit_says_more_may_be_archived(repo: Path) -> None:
+    lines = [json.dumps({"ts": f"2026-01-01T00:00:{n:02d}Z", "slug": "s", "task": f"t{n}", "failClass": "unknown",
+                         "message": f"m {n}"}) for n in range(12)]
+    (repo / "many.jsonl").write_text("\n".join(lines) + "\n")
+    (repo / ".failres.toml").write_text("[policy]\nmax_lessons = 4\n")
+    assert run_failres(repo, "lessons", "import", "many.jsonl").returncode == 0
+    proc = run_failres(repo, "restore", "--store", "lessons", "--limit", "6")
+    assert proc.returncode == 0, proc.stderr
+    [line] = proc.stdout.splitlines()
+    assert line.startswith("restored 6 lessons record(s) in ") and line.endswith(" … and 3 more")
+    assert proc.stderr == ("at most 6 records come back at once; the archive may hold more: run it again, "
+                           "or --limit N\n")
