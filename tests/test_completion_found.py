@@ -128,7 +128,7 @@ def test_init_on_a_terminal_sets_up_fish_too(home: Path, project: Path) -> None:
 
 
 def test_the_build_installs_the_fish_script_where_fish_looks_under_a_prefix() -> None:
-    from failres.cli.manpage_build import INSTALLED, generated_files
+    from failres.cli.manpage_build import INSTALLED, generated_files, installed
 
     assert ("share/fish/vendor_conf.d", "git-failres.fish") in INSTALLED
-    assert set(generated_files("0", "2026-01-01")) == {name for _, name in INSTALLED}
+    assert set(generated_files("0", "2026-01-01")) == {name for _, name in installed()}

@@ -23,6 +23,20 @@ INSTALLED = (
 )
 
 
+def command_pages() -> tuple[str, ...]:
+    """The file name of each command's own page (`git-failres-run.1`): `man git-failres-lessons`
+    opens one command's page, as git-lfs ships its own."""
+    from failres.cli.help_cmds import description
+    from failres.clidoc.roff import page_name
+
+    return tuple(f"{page_name(c)}.1" for c in description().visible_subcommands())
+
+
+def installed() -> tuple[tuple[str, str], ...]:
+    """Everything the build installs: `INSTALLED` and the command pages beside the main one."""
+    return (*INSTALLED, *(("share/man/man1", name) for name in command_pages()))
+
+
 def build_date(environ: dict[str, str] | None = None) -> str:
     """The page's date: SOURCE_DATE_EPOCH's when set (reproducible builds), else today's (UTC)."""
     env = os.environ if environ is None else environ
@@ -32,13 +46,17 @@ def build_date(environ: dict[str, str] | None = None) -> str:
 
 
 def generated_files(version: str, date: str) -> dict[str, str]:
-    """File name -> content of everything `INSTALLED` lists."""
+    """File name -> content of everything `installed` lists."""
     from failres.cli.help_cmds import description
     from failres.clidoc.completion import bash_script, fish_script, zsh_script
-    from failres.clidoc.roff import render_manpage
+    from failres.clidoc.roff import page_name, render_command_page, render_manpage
 
+    root = description()
+    pages = {f"{page_name(c)}.1": render_command_page(c, version=version, date=date)
+             for c in root.visible_subcommands()}
     return {
-        "git-failres.1": render_manpage(description(), version=version, date=date),
+        "git-failres.1": render_manpage(root, version=version, date=date),
+        **pages,
         "git-failres": bash_script(),
         "_git-failres": zsh_script(),
         "git-failres.fish": fish_script(),

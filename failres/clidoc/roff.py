@@ -209,5 +209,37 @@ def render_manpage(root: CommandDoc, *, version: str, date: str) -> str:
     lines += [_section("EXIT STATUS"), *_pairs(EXIT_STATUS)]
     lines += [_section("FILES"), *_pairs(FILES)]
     lines += [_section("ENVIRONMENT"), *_pairs(ENVIRONMENT)]
-    lines += [_section("SEE ALSO"), escape("git(1), git-worktree(1), git-merge(1), githooks(5)")]
+    pages = ", ".join(f"{page_name(command)}(1)" for _, commands in sections_of(root) for command in commands)
+    lines += [_section("SEE ALSO"), escape(f"{pages}; git(1), git-worktree(1), git-merge(1), githooks(5)")]
+    return "\n".join(lines) + "\n"
+
+
+def page_name(command: CommandDoc) -> str:
+    """The manual page of one command: `git-failres-run`, `git-failres-lessons` (as git-lfs names its own)."""
+    return "-".join(("git-failres", *command.path))
+
+
+def render_command_page(command: CommandDoc, *, version: str, date: str) -> str:
+    """The page of one command (a group with its commands): `man git-failres-lessons`, the
+    same entries as the whole page's, alone. (`git help failres-lessons` would look for a
+    program git-failres-lessons on PATH first, so `man` is the way in.)"""
+    name = page_name(command)
+    title = code(name.upper())
+    lines = [
+        f'.\\" Generated from the command line of failres {escape(version)}; edit the commands, not this file.',
+        f'.TH "{title}" "1" "{escape(date)}" "failres {escape(version)}" "failres Manual"',
+        ".nh",
+        ".ad l",
+        _section("NAME"),
+        f"{code(name)} \\- {escape(command.summary[:1].lower() + command.summary[1:])}",
+        _section("SYNOPSIS"),
+        ".nf",
+        *(synopsis(c) if (not c.is_group or c.runs_alone) else synopsis(c, alone=False) for c in command.walk()
+          if not c.hidden),
+        ".fi",
+        _section("DESCRIPTION"),
+        *_entries(command),
+        _section("EXIT STATUS"), *_pairs(EXIT_STATUS),
+        _section("SEE ALSO"), escape("git-failres(1), which also describes plans, seats, files and the environment"),
+    ]
     return "\n".join(lines) + "\n"
