@@ -113,3 +113,19 @@ def test_quitting_the_pager_early_is_quiet(ran: Project) -> None:
     code, lines = run_on_terminal([*FAILRES, "journal", "rr"], ran.top, terminal_env(GIT_PAGER="head -1"))
     assert code in (0, 141)  # git itself says 141 (SIGPIPE); never 1, which means "not green"
     assert len(lines) == 1 and lines[0].startswith("time"), lines
+
+
+def test_a_seats_bytes_in_a_paged_diff_are_shown_inert_and_piped_exactly(tmp_path: Path) -> None:
+    """`lessons show --diff` prints what a seat wrote. Piped, those are the bytes (a patch must
+    apply); through a pager a person reads them, so an escape sequence is shown, not obeyed."""
+    project = Project.create(tmp_path)
+    hostile = "def add(a, b):\n    return a - b  # \x1b]0;pwned\x07\x1b[31mred\n"
+    project.configure(implementer=[{"write": {"src/calc.py": hostile}}])
+    assert run_failres(project.top, "run", str(project.plan()), "--quiet").returncode == 1
+    [lesson] = json.loads(run_failres(project.top, "lessons", "list", "--json").stdout)
+    args = ["lessons", "show", lesson["id"], "--diff"]
+    assert "\x1b]0;pwned\x07" in run_failres(project.top, *args).stdout
+    code, lines = run_on_terminal([*FAILRES, *args], project.top, terminal_env(GIT_PAGER="cat -v"), columns=200)
+    shown = "\n".join(lines)
+    assert code == 0 and "pwned" in shown
+    assert "^[" not in shown and "^G" not in shown  # `cat -v` would show a raw ESC as ^[ and BEL as ^G

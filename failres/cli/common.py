@@ -187,8 +187,12 @@ def err_console():
 def echo_text(text: str) -> None:
     """Print a block of data (a prompt, a diff) exactly, or made inert on a terminal.
 
-    Piped, the bytes are the data (a patch must apply); shown, they must not be obeyed.
+    Piped, the bytes are the data (a patch must apply); shown, they must not be obeyed,
+    and a pager (ours or git's, GIT_PAGER_IN_USE) shows them to a person too.
     """
+    import os
+
     import typer
 
-    typer.echo(inert(text, multiline=True) if stdout_is_terminal() else text, nl=False)
+    shown = stdout_is_terminal() or bool(os.environ.get("GIT_PAGER_IN_USE"))
+    typer.echo(inert(text, multiline=True) if shown else text, nl=False)
