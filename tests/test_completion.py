@@ -43,6 +43,12 @@ def test_subcommands_options_and_values_complete() -> None:
     assert candidates("help", "lessons", "s") == ["show"]
 
 
+def test_the_pager_flags_complete_before_the_command_and_the_command_after_them() -> None:
+    assert candidates("--no") == ["--no-pager"]
+    assert candidates("--no-pager", "jou") == ["journal"]
+    assert candidates("--no-pager", "lessons", "li") == ["list"]
+
+
 def test_an_option_already_given_is_not_offered_again() -> None:
     assert "--json" not in candidates("status", "--json", "--")
     assert candidates("run", "plan.toml", "--task", "t1", "--ta") == ["--task"]  # repeatable

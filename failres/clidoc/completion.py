@@ -69,7 +69,13 @@ def _options(node: CommandDoc, used: set[str], current: str) -> Completion:
             continue
         names += [flag for flag in (*option.flags, *option.negations) if flag.startswith("--")]
     names.append("--help")
+    if not node.path:  # what goes before the command: `git failres --no-pager journal ...`
+        names += [flag for flag in ROOT_FLAGS if flag not in used]
     return Completion(tuple(sorted(n for n in names if n.startswith(current))))
+
+
+# The program's own options, read before the command (failres.cli: --version, the pager's).
+ROOT_FLAGS: tuple[str, ...] = ("--version", "--no-pager", "--paginate")
 
 
 def complete(root: CommandDoc, words: Sequence[str], offer: Offer | None = None) -> Completion:
