@@ -60,9 +60,9 @@ class editable_wheel_with_data(editable_wheel):
 
 def _data_files() -> list[tuple[str, list[str]]]:
     sys.path.insert(0, str(HERE))
-    from failres.cli.manpage_build import INSTALLED
+    from failres.cli.manpage_build import installed
 
-    return [(where, [str(GENERATED / name)]) for where, name in INSTALLED]
+    return [(where, [str(GENERATED / name)]) for where, name in installed()]
 
 
 setup(

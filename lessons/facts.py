@@ -247,8 +247,8 @@ def list_facts(store: Store, policy: Policy, *, category: str | None = None, now
     return rows[: policy.list_limit if limit is None else limit]
 
 
-def fact_timeline(store: Store, category: str, key: str, policy: Policy) -> list[dict]:
-    """Every version of one fact, oldest first, limited to the newest `timeline_limit`.
+def fact_timeline(store: Store, category: str, key: str, policy: Policy, limit: int | None = None) -> list[dict]:
+    """Every version of one fact, oldest first, limited to the newest `timeline_limit` (or `limit`).
 
     Versions the capacity manager archived are included (marked `archived: true`) when
     `archive_reach` lets timelines reach the archive, so eviction never shortens history.
@@ -259,7 +259,7 @@ def fact_timeline(store: Store, category: str, key: str, policy: Policy) -> list
         versions += [{**f, "archived": True} for f in iter_archived(store, COLLECTION)
                      if f.get("category") == category and f.get("key") == key]
     versions.sort(key=_version_order)
-    return versions[-policy.timeline_limit:]
+    return versions[-(policy.timeline_limit if limit is None else limit):] if versions else []
 
 
 def facts_block(store: Store, policy: Policy, now: datetime | None = None) -> str:

@@ -288,6 +288,14 @@ class StoreIndex:
             args += (max(0, limit),)
         return self._docs(sql, args)
 
+    def count_lessons(self, *, slug: str | None = None, task: str | None = None, fail_class: str | None = None,
+                      resolved: bool | None = None) -> int:
+        """How many lessons `lessons` would return without a limit (a listing says what it left out)."""
+        self.refresh()
+        where, args = _filters({"slug": slug, "task": task, "fail_class": fail_class,
+                                "resolved": None if resolved is None else int(resolved)})
+        return int(self._conn.execute(f"SELECT COUNT(*) FROM lessons {where}", args).fetchone()[0])  # noqa: S608
+
     def relevant_lessons(self, fail_class: str, limit: int = 3) -> list[dict]:
         """Resolved lessons of one failure class, newest first."""
         return self.lessons(fail_class=fail_class, resolved=True, limit=limit)

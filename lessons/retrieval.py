@@ -78,6 +78,17 @@ def _read_lessons(store: Store, which: LessonFilter, limit: int | None) -> list[
     return found if limit is None else found[:limit]
 
 
+def count_lessons(store: Store, which: LessonFilter = LessonFilter()) -> int:
+    """How many lessons pass `which`: what a cut listing is a part of."""
+    def indexed(index: StoreIndex) -> int:
+        if which.resolved and which.unresolved:
+            return 0
+        resolved = True if which.resolved else False if which.unresolved else None
+        return index.count_lessons(slug=which.slug, task=which.task, fail_class=which.fail_class, resolved=resolved)
+
+    return answer(store, indexed, lambda: len(_read_lessons(store, which, None)))
+
+
 def relevant_lessons(store: Store, fail_class: str, limit: int = 3, *, include_archived: bool = False) -> list[dict]:
     """Resolved lessons of `fail_class`, newest first, at most `limit`.
 

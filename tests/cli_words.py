@@ -22,6 +22,11 @@ def parse_command_line(words: list[str]) -> None:
     raises the parser's error for an unknown command or option or a missing argument."""
     import typer.main
 
+    from failres.cli.help_cmds import default_command
+    from failres.cli.pager import split_pager_flags
+
+    words, _ = split_pager_flags(words)  # before the command, as `git failres --no-pager journal` writes it
+    words = default_command(words)  # a group name alone stands for its listing
     command = typer.main.get_command(app)
     ctx = command.make_context(PROGRAM, list(words))
     while getattr(command, "commands", None) and _left_over(ctx):

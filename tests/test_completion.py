@@ -43,6 +43,12 @@ def test_subcommands_options_and_values_complete() -> None:
     assert candidates("help", "lessons", "s") == ["show"]
 
 
+def test_the_pager_flags_complete_before_the_command_and_the_command_after_them() -> None:
+    assert candidates("--no") == ["--no-pager"]
+    assert candidates("--no-pager", "jou") == ["journal"]
+    assert candidates("--no-pager", "lessons", "li") == ["list"]
+
+
 def test_an_option_already_given_is_not_offered_again() -> None:
     assert "--json" not in candidates("status", "--json", "--")
     assert candidates("run", "plan.toml", "--task", "t1", "--ta") == ["--task"]  # repeatable
@@ -132,11 +138,12 @@ def test_completion_install_is_found_by_bash_completion_for_git_failres(tmp_path
 
 
 def test_completion_install_without_a_known_shell_is_exit_2(tmp_path: Path) -> None:
-    env = {**shell_env(tmp_path), "SHELL": "/bin/fish"}
+    env = {**shell_env(tmp_path), "SHELL": "/bin/tcsh"}
     proc = subprocess.run([sys.executable, "-m", "failres", "completion", "install"], capture_output=True,
                           text=True, env=env, cwd=tmp_path)
     assert proc.returncode == 2
-    assert proc.stderr.splitlines() == ["error: no completion for shell 'fish'", "hint: pass --shell bash or --shell zsh"]
+    assert proc.stderr.splitlines() == ["error: no completion for shell 'tcsh'",
+                                        "hint: pass --shell bash, --shell zsh or --shell fish"]
     assert not (tmp_path / ".local").exists()
 
 
@@ -218,13 +225,13 @@ def test_completion_install_without_shell_set_uses_the_login_shell(tmp_path: Pat
     login = Path(pwd.getpwuid(os.getuid()).pw_shell).name
     proc = subprocess.run([sys.executable, "-m", "failres", "completion", "install"], capture_output=True,
                           text=True, env=env, cwd=tmp_path)
-    if login in ("bash", "zsh"):
+    if login in ("bash", "zsh", "fish"):
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.splitlines()[0] == f"wrote {install_path(login, env)}"
         assert install_path(login, env).read_text() == run_failres(tmp_path, "completion", login).stdout
     else:
         assert proc.returncode == 2
-        assert proc.stderr.splitlines()[-1] == "hint: pass --shell bash or --shell zsh"
+        assert proc.stderr.splitlines()[-1] == "hint: pass --shell bash, --shell zsh or --shell fish"
         assert not (tmp_path / ".local").exists()
 
 

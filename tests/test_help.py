@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 
@@ -99,8 +100,12 @@ def test_version_flag_and_command_report_the_projects_version(tmp_path: Path) ->
     (["statu"], "error: 'statu' is not a command of 'git failres'", "hint: did you mean 'git failres status'?"),
     (["lessons", "lst"], "error: 'lst' is not a command of 'git failres lessons'",
      "hint: did you mean 'git failres lessons list'?"),
-    (["lessons"], "error: 'git failres lessons' needs a command: import, list, relevant, show",
-     "hint: see 'git failres lessons -h'"),
+    (["hooks", "--force"], "error: 'git failres hooks' needs a command: install, uninstall",
+     "hint: see 'git failres hooks -h'"),
+    (["stauts", "--help"], "error: 'stauts' is not a command of 'git failres'",
+     "hint: did you mean 'git failres status'?"),
+    (["lessons", "lst", "-h"], "error: 'lst' is not a command of 'git failres lessons'",
+     "hint: did you mean 'git failres lessons list'?"),
     (["journal"], "error: missing argument SLUG", "hint: see 'git failres journal -h'"),
     (["proposals", "reject", "abc"], "error: missing option --reason", "hint: see 'git failres proposals reject -h'"),
     (["lessons", "list", "--slu", "x"], "error: no such option: --slu",
@@ -113,3 +118,28 @@ def test_bad_usage_is_one_error_line_and_a_hint_exit_2(tmp_path: Path, args: lis
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr.splitlines() == [error, hint]
+
+
+@pytest.mark.parametrize(("group", "listing"), [(["lessons"], ["lessons", "list"]), (["facts"], ["facts", "list"]),
+                                                (["proposals"], ["proposals", "list"]),
+                                                (["lessons", "--unresolved"], ["lessons", "list", "--unresolved"])])
+def test_a_group_name_alone_prints_its_listing(repo: Path, group: list[str], listing: list[str]) -> None:
+    alone, named = run_failres(repo, *group, "--json"), run_failres(repo, *listing, "--json")
+    assert (alone.returncode, alone.stderr) == (0, "")
+    assert alone.stdout == named.stdout and json.loads(alone.stdout) == []
+
+
+def test_a_group_with_no_listing_prints_its_help_and_exit_0(tmp_path: Path) -> None:
+    proc = run_failres(tmp_path, "hooks")
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout == run_failres(tmp_path, "hooks", "-h").stdout
+    assert proc.stdout.startswith("usage: git failres hooks COMMAND")
+
+
+def test_each_group_that_runs_a_listing_alone_says_so_in_its_help() -> None:
+    from failres.cli.help_cmds import DEFAULT_COMMANDS
+
+    for group, listing in DEFAULT_COMMANDS.items():
+        doc = description().subcommand(group)
+        assert doc is not None and doc.subcommand(listing) is not None
+        assert f"Alone, it is {group} {listing}." in doc.description

@@ -79,6 +79,7 @@ COMMANDS = [
     (("version",), ()),
     (("label",), ()),
     (("proposals", "list"), ("*",)),
+    (("prompt", "demo", "t1", "--mode", "fix"), ()),
 ]
 
 
@@ -150,3 +151,10 @@ def test_an_unknown_id_is_exit_2_with_empty_stdout(demo: Path) -> None:
         proc = run_failres(demo, *args, "--json")
         assert proc.returncode == 2, args
         assert proc.stdout == "" and proc.stderr.startswith("error: "), args
+
+
+def test_prompt_json_is_the_prompt_printed_exactly(demo: Path) -> None:
+    printed = run_failres(demo, "prompt", "demo", "t1", "--mode", "fix")
+    document = run_json(demo, ("prompt", "demo", "t1", "--mode", "fix"))
+    assert printed.returncode == 0 and printed.stdout
+    assert document == {"slug": "demo", "task": "t1", "mode": "fix", "prompt": printed.stdout, "schemaVersion": 1}

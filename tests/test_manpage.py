@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -100,6 +101,8 @@ def test_the_wheel_carries_the_page_and_the_completion_scripts(tmp_path: Path) -
         assert archive.read(man).decode().startswith('.\\" Generated from the command line of failres')
         assert any(n.endswith("/data/share/bash-completion/completions/git-failres") for n in names)
         assert any(n.endswith("/data/share/zsh/site-functions/_git-failres") for n in names)
+        assert any(n.endswith("/data/share/fish/vendor_conf.d/git-failres.fish") for n in names)
+        assert any(n.endswith("/data/share/man/man1/git-failres-lessons.1") for n in names)
         # init --full writes the documented example from inside the installed package.
         assert "failres/data/failres.toml.example" in names
 
@@ -129,3 +132,23 @@ def test_git_failres_help_opens_the_page_from_a_fresh_venv(tmp_path: Path) -> No
     # The program in the venv is this version, and answers help itself for a subcommand.
     sub = subprocess.run(["git", "failres", "run", "--help"], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert sub.returncode == 0 and sub.stdout.startswith("usage: git failres run PLAN")
+    # A page per command, as git-lfs ships them: `man git-failres-lessons`, `man git-failres-run`.
+    lessons = subprocess.run(["man", "git-failres-lessons"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert lessons.returncode == 0 and lessons.stdout.startswith("GIT-FAILRES-LESSONS(1)"), lessons.stderr
+    assert "git failres lessons relevant --fail-class CLASS" in lessons.stdout
+    assert "git failres run" not in lessons.stdout
+    run = subprocess.run(["man", "git-failres-run"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert run.returncode == 0 and run.stdout.startswith("GIT-FAILRES-RUN(1)")
+    # The whole page, `git failres --help`, names them.
+    assert "git-failres-lessons(1)" in re.sub(r"-\n\s+", "-", via_git.stdout)  # a line may break after a hyphen
+
+
+@pytest.mark.skipif(shutil.which("groff") is None, reason="groff is not installed (Debian: groff-base)")
+def test_every_command_page_is_warning_free_roff(tmp_path: Path) -> None:
+    from failres.clidoc.roff import page_name, render_command_page
+
+    for command in description().visible_subcommands():
+        source = tmp_path / f"{page_name(command)}.1"
+        source.write_text(render_command_page(command, version="9.8.7", date="2026-11-30"))
+        proc = subprocess.run(["groff", "-man", "-ww", "-z", str(source)], capture_output=True, text=True)
+        assert proc.returncode == 0 and proc.stderr == "", (command.path, proc.stderr)

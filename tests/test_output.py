@@ -34,20 +34,33 @@ def test_without_a_width_every_record_is_one_unwrapped_line() -> None:
     ]
 
 
-def test_on_a_narrow_terminal_only_free_text_wraps_and_at_word_boundaries() -> None:
+def test_on_a_narrow_terminal_free_text_is_cut_with_an_ellipsis_and_rows_stay_one_line() -> None:
     lines = layout(COLUMNS, ROWS, 60)
-    assert all(len(line) <= 60 for line in lines)
-    assert lines[1].startswith("3f9a2b1c  quarantined  gate tests")
-    continuation = [line for line in lines[2:] if line.startswith(" ")]
-    assert continuation and all(line.startswith(" " * 23) for line in continuation)
-    words = " ".join(line[23:].strip() for line in lines[1:-1]).split()
-    assert words == ROWS[0][2].split()  # every word whole, in order
+    assert len(lines) == 1 + len(ROWS)
+    assert [len(line) for line in lines[1:]] == [60, len("77aa0c1d  landed")]
+    assert lines[1].startswith("3f9a2b1c  quarantined  gate tests still red") and lines[1].endswith("…")
 
 
-def test_when_even_wrapping_cannot_fit_each_record_stays_on_one_line() -> None:
+def test_when_free_text_cannot_make_the_room_identifiers_are_cut_too() -> None:
     wide = (Column("path"), Column("note", wraps=True))
     rows = [("src/a/very/long/path/that/is/an/identifier.py", "short note here")]
-    assert layout(wide, rows, 50) == ["path  note", "src/a/very/long/path/that/is/an/identifier.py  short note here"]
+    lines = layout(wide, rows, 40)
+    assert all(len(line) <= 40 for line in lines) and len(lines) == 2
+    assert lines[1].startswith("src/a/very/long/path/") and "… " in lines[1] and lines[1].endswith("short note…")
+
+
+def test_wide_characters_count_as_two_columns() -> None:
+    lines = layout((Column("id"), Column("note", wraps=True)), [("a1", "漢字" * 20)], 30)
+    from failres.cli.tables import cell_width
+
+    assert all(cell_width(line) <= 30 for line in lines) and lines[1].endswith("…")
+
+
+def test_a_long_list_is_bounded_with_a_count() -> None:
+    from failres.cli.tables import bounded_list
+
+    assert bounded_list([f"src/f{n}.py" for n in range(949)]) == "src/f0.py, src/f1.py, src/f2.py … and 946 more"
+    assert bounded_list(["a", "b", "c", "d"]) == "a, b, c, d"
 
 
 @pytest.fixture(scope="module")

@@ -81,7 +81,21 @@ def _refuse_seats(args: list[str]) -> None:
         raise UsageError(msg, hint="a seat may read (status, journal, lessons, prompt); a person answers decisions")
 
 
+def _page(args: list[str], choice: bool | None) -> None:
+    from failres.cli.help_cmds import description
+    from failres.cli.pager import start_pager
+    from failres.clidoc.model import find_command
+
+    node, rest = find_command(description(), args)
+    if node.path == ("logs",) and {"--follow", "-f"} & set(rest):
+        return  # a live view is read as it comes, not from a pager
+    start_pager(" ".join(node.path), choice)
+
+
 def _dispatch(args: list[str]) -> object:
+    from failres.cli.pager import split_pager_flags, start_pager
+
+    args, pager_choice = split_pager_flags(args)
     if args == ["--version"]:
         from failres import version
 
@@ -89,19 +103,23 @@ def _dispatch(args: list[str]) -> object:
         return 0
     only = _only_reads(args)
     if only is not None:
-        # A read command (never in WRITES, never a group, no help asked): straight to it.
+        # A read command (never in WRITES, never a group, no help asked): straight to it,
+        # paged by its own name (each command in `_ONLY` is a top-level one).
         import importlib
 
         for module in only:
             importlib.import_module(f"failres.cli.{module}")
+        start_pager(args[0], pager_choice)
     else:
         _register()
-        from failres.cli.help_cmds import answer_early
+        from failres.cli.help_cmds import answer_early, default_command
 
         early = answer_early(args)
         if early is not None:
             return early
+        args = default_command(args)
         _refuse_seats(args)
+        _page(args, pager_choice)
     from failres.cli.app import app
 
     return app(args=args, prog_name=PROGRAM, standalone_mode=False)
@@ -109,8 +127,13 @@ def _dispatch(args: list[str]) -> object:
 
 def run(argv: Sequence[str] | None = None) -> int:
     """Run the CLI in-process and return its exit code (tests call this)."""
+    from failres.cli.pager import finish_pager
+
     args = list(sys.argv[1:] if argv is None else argv)
-    return run_guarded(lambda _: _dispatch(args), args)
+    try:
+        return run_guarded(lambda _: _dispatch(args), args)
+    finally:
+        finish_pager()
 
 
 def main() -> None:

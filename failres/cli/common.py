@@ -119,6 +119,24 @@ def terminal_width() -> int | None:
     return max(shutil.get_terminal_size().columns, 40)
 
 
+def table_width() -> int | None:
+    """The width a table is fitted to: the terminal's, or None where nothing is cut.
+
+    Behind a pager (git's, or the one `failres.cli.pager` started) stdout is a pipe, but a
+    person still reads it on the terminal: the pager's starter leaves the terminal's width
+    in COLUMNS and sets GIT_PAGER_IN_USE, as git does for the commands it pages.
+    """
+    import os
+    import shutil
+
+    if stdout_is_terminal():
+        return shutil.get_terminal_size().columns
+    columns = os.environ.get("COLUMNS", "")
+    if os.environ.get("GIT_PAGER_IN_USE") and columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    return None
+
+
 # What rich is told the width of a pipe is: wide enough that it never wraps a line.
 _UNWRAPPED = 100_000
 
@@ -139,6 +157,12 @@ def _inert_console(*, stderr: bool = False):
             kwargs["markup"] = False
             kwargs["emoji"] = False
             return super().render_str(inert(text, multiline=True), **kwargs)
+
+        def on_broken_pipe(self) -> None:
+            # rich's own answer is SystemExit(1), which reads as "a task did not go green";
+            # a reader (a pager, `head`) that went away is the boundary's quiet case.
+            self.quiet = True
+            raise BrokenPipeError
 
     stream = sys.stderr if stderr else sys.stdout
     try:
@@ -163,8 +187,12 @@ def err_console():
 def echo_text(text: str) -> None:
     """Print a block of data (a prompt, a diff) exactly, or made inert on a terminal.
 
-    Piped, the bytes are the data (a patch must apply); shown, they must not be obeyed.
+    Piped, the bytes are the data (a patch must apply); shown, they must not be obeyed,
+    and a pager (ours or git's, GIT_PAGER_IN_USE) shows them to a person too.
     """
+    import os
+
     import typer
 
-    typer.echo(inert(text, multiline=True) if stdout_is_terminal() else text, nl=False)
+    shown = stdout_is_terminal() or bool(os.environ.get("GIT_PAGER_IN_USE"))
+    typer.echo(inert(text, multiline=True) if shown else text, nl=False)

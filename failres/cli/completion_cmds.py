@@ -1,4 +1,4 @@
-"""`completion bash|zsh|install`: <TAB> for `git failres`, `git-failres` and `failres`.
+"""`completion bash|zsh|fish|install`: <TAB> for `git failres`, `git-failres` and `failres`.
 
 The scripts ask the program itself (`git-failres __complete WORDS`, answered in
 `failres.cli.help_cmds.answer_early`), so they never fall behind the commands.
@@ -15,7 +15,7 @@ from failres.cli.common import emit_json
 from failres.clidoc.model import HOUSEKEEPING
 
 completion_app = typer.Typer(
-    help="Shell completion for git failres, git-failres and failres (bash, zsh).",
+    help="Shell completion for git failres, git-failres and failres (bash, zsh, fish).",
     no_args_is_help=True,
     epilog="git failres completion install",
 )
@@ -38,9 +38,18 @@ def completion_zsh() -> None:
     sys.stdout.write(zsh_script())
 
 
+@completion_app.command("fish", epilog="git failres completion fish > ~/.config/fish/conf.d/git-failres.fish")
+def completion_fish() -> None:
+    """Print the fish completion script, a conf.d file (it also completes `git failres` through git's own)."""
+    from failres.clidoc.completion import fish_script
+
+    sys.stdout.write(fish_script())
+
+
 @completion_app.command("install", epilog="git failres completion install --shell zsh")
 def completion_install(
-    shell: str = typer.Option(None, "--shell", metavar="bash|zsh", help="The shell (default: $SHELL, else the login shell)."),
+    shell: str = typer.Option(None, "--shell", metavar="bash|zsh|fish",
+                              help="The shell (default: $SHELL, else the login shell)."),
     json_out: bool = typer.Option(False, "--json", help="Print where the script went as JSON."),
 ) -> None:
     """Write the completion script where your shell looks for your own completions."""

@@ -11,7 +11,7 @@ from failres.cli.app import app
 from failres.cli.common import console, emit_json, open_context
 from failres.clidoc.model import HOUSEKEEPING
 
-config_app = typer.Typer(help="The configuration in force.", no_args_is_help=True,
+config_app = typer.Typer(help="The configuration in force. Alone, it is config show.", no_args_is_help=True,
                          epilog="git failres config show")
 app.add_typer(config_app, name="config", rich_help_panel=HOUSEKEEPING)
 

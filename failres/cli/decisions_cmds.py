@@ -48,19 +48,21 @@ def decisions(
     if not documents:
         console().print("no open decisions" if open_only else "no decisions")
         return
-    from failres.cli.tables import Column, print_table
+    from failres.cli.tables import Column, bounded_list, print_table
 
     columns = (Column("id"), Column("task"), Column("status"), Column("files"), Column("requests", wraps=True),
                Column("answer", wraps=True))
     rows = []
     for d in documents:
         listed = d["requests"] if isinstance(d["requests"], list) else []  # a damaged record shows none
-        requests = "; ".join(f"{r.get('file')}: {r.get('reason')}" for r in listed if isinstance(r, dict))
+        requests = bounded_list([f"{r.get('file')}: {r.get('reason')}" for r in listed if isinstance(r, dict)],
+                                sep="; ")
         answer = "" if d["answer"] is None else json.dumps(d["answer"], ensure_ascii=False)
         proposal = d.get("proposal")
         if d["answer"] is None and isinstance(proposal, dict):
             answer = f"proposed by {proposal.get('by')}: {json.dumps(proposal.get('answer'), ensure_ascii=False)}"
-        rows.append((str(d["id"])[:8], f"{d['slug']}/{d['task']}", d["status"], d["files"], requests, answer))
+        files = d["files"] if isinstance(d["files"], list) else []
+        rows.append((str(d["id"])[:8], f"{d['slug']}/{d['task']}", d["status"], bounded_list(files), requests, answer))
     print_table(columns, rows)
 
 

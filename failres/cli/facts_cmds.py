@@ -10,7 +10,7 @@ from failres.cli.common import console, emit_json, open_context
 from failres.cli.policy_cmds import current_policy
 from lessons.facts import DEFAULT_CONFIDENCE, DEFAULT_SOURCE, fact_timeline, list_facts, set_fact
 
-facts_app = typer.Typer(no_args_is_help=True, help="Project facts that ride in prompts.",
+facts_app = typer.Typer(no_args_is_help=True, help="Project facts that ride in prompts. Alone, it is facts list.",
                         epilog="git failres facts list --category judge")
 app.add_typer(facts_app, name="facts", rich_help_panel=KNOWLEDGE)
 
@@ -53,11 +53,19 @@ def set_command(
 @facts_app.command("list", epilog="git failres facts list --category judge")
 def list_command(
     category: str = typer.Option(None, "--category", help="Only this category."),
+    limit: int = typer.Option(None, "--limit", min=1, help="At most this many (default: policy list_limit)."),
     json_out: bool = typer.Option(False, "--json", help="Print the facts as a JSON array."),
 ) -> None:
     """Current facts by category and key, with their confidence decayed to today."""
+    import sys
+
+    from failres.cli.tables import note_cut
+
     ctx = open_context()
-    rows = [view.document() for view in list_facts(ctx.store, current_policy(ctx), category=category)]
+    every = list_facts(ctx.store, current_policy(ctx), category=category, limit=sys.maxsize)
+    cap = limit or current_policy(ctx).list_limit
+    rows = [view.document() for view in every[:cap]]
+    note_cut(len(rows), len(every), what="facts")
     if json_out:
         emit_json(rows)
         return
@@ -78,11 +86,19 @@ def list_command(
 def timeline_command(
     category: str = typer.Argument(..., help="The fact's category."),
     key: str = typer.Argument(..., help="The fact's key."),
+    limit: int = typer.Option(None, "--limit", min=1, help="At most this many, the newest (default: policy "
+                                                           "timeline_limit)."),
     json_out: bool = typer.Option(False, "--json", help="Print the versions as a JSON array."),
 ) -> None:
-    """Every version of one fact, oldest first."""
+    """Every version of one fact, oldest first: the newest ones, up to the policy's timeline_limit."""
+    import sys
+
+    from failres.cli.tables import note_cut
+
     ctx = open_context()
-    versions = fact_timeline(ctx.store, category, key, current_policy(ctx))
+    every = fact_timeline(ctx.store, category, key, current_policy(ctx), limit=sys.maxsize)
+    versions = every[-(limit or current_policy(ctx).timeline_limit):] if every else []
+    note_cut(len(versions), len(every), what="versions (the newest)")
     if not versions:
         from failres.errors import UsageError
 

@@ -70,17 +70,47 @@ def answer_early(args: Sequence[str]) -> int | None:
         _print_version(json_out=False)
         return 0
     if not args or _wants_help(args):
-        node, _ = find_command(description(), [a for a in args if a not in HELP_FLAGS])
+        node, rest = find_command(description(), [a for a in args if a not in HELP_FLAGS])
+        if node.is_group and rest and not rest[0].startswith("-"):
+            # `stauts --help` asks about a command that does not exist: a typo, not a request for
+            # the overview (which would hide it behind exit 0).
+            raise unknown_command(node, rest[0])
         sys.stdout.write(_help_text(node))
         return 0
     node, rest = find_command(description(), args)
-    if node.is_group and not node.runs_alone and not [a for a in rest if not a.startswith("-")]:
+    if node.is_group and rest and not rest[0].startswith("-") and not node.runs_alone:
+        raise unknown_command(node, rest[0])
+    if node.is_group and not node.runs_alone and " ".join(node.path) not in DEFAULT_COMMANDS:
+        if not rest:
+            sys.stdout.write(_help_text(node))  # a group with nothing to list alone: what it holds
+            return 0
         names = ", ".join(c.name for c in node.visible_subcommands())
         msg = f"'{node.full_name}' needs a command: {names}"
         raise UsageError(msg, hint=f"see '{node.full_name} -h'")
-    if node.is_group and rest and not rest[0].startswith("-") and not node.runs_alone:
-        raise unknown_command(node, rest[0])
     return None
+
+
+# What a group name alone runs: its listing, the way `git remote` or `git stash list` reads.
+# (A group with no listing prints its help.) Each group's help says so too.
+DEFAULT_COMMANDS = {
+    "config": "show",
+    "facts": "list",
+    "lessons": "list",
+    "policy": "show",
+    "proposals": "list",
+}
+
+
+def default_command(args: Sequence[str]) -> list[str]:
+    """`args` with the listing a group name stands for put in: `lessons --unresolved` is
+    `lessons list --unresolved`. Anything else as it is."""
+    words = list(args)
+    node, rest = find_command(description(), words)
+    name = " ".join(node.path)
+    if name in DEFAULT_COMMANDS and (not rest or rest[0].startswith("-")):
+        depth = len(words) - len(rest)
+        return [*words[:depth], DEFAULT_COMMANDS[name], *rest]
+    return words
 
 
 @app.command("help", rich_help_panel=HOUSEKEEPING, epilog="git failres help lessons list")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import textwrap
-
 import typer
 
 from failres.cli.app import app
@@ -14,8 +12,9 @@ _SUMMARY_SKIP = {"id", "ts", "slug", "task", "type", "seq", "definition", "bindi
 
 
 def summarise(event: dict) -> str:
-    """The event's own fields in one readable line."""
-    from failres.cli.tables import as_text
+    """The event's own fields in one readable line, each value whole (a terminal's table
+    cuts the line to its width; a pipe gets all of it), a long list bounded with a count."""
+    from failres.cli.tables import as_text, bounded_list
 
     parts = []
     for key in sorted(k for k in event if k not in _SUMMARY_SKIP):
@@ -23,11 +22,10 @@ def summarise(event: dict) -> str:
         if isinstance(value, str):
             # A message's first line is its gist; the whole of it is in `--json`.
             value = value.strip().splitlines()[0] if value.strip() else ""
-        text = as_text(value)
+        text = bounded_list(value) if isinstance(value, (list, tuple)) else as_text(value)
         if len(text) == 40 and all(c in "0123456789abcdef" for c in text):
             text = text[:12]  # a commit id: the short form is what git shows too
-        # Long values end at a word boundary: a cut identifier reads as a different one.
-        parts.append(f"{key}={textwrap.shorten(text, 80, placeholder=' …')}")
+        parts.append(f"{key}={text}")
     return "  ".join(parts)
 
 

@@ -61,7 +61,15 @@ def restore_command(
         out.print(f"nothing in the {store} archive matches" if query else f"the {store} archive is empty",
                   markup=False)
         return
+    from failres.cli.tables import bounded_list
+
     out.print(f"restored {len(result.restored)} {store} record(s) in {str(result.commit)[:12]}: "
-              + ", ".join(result.restored), markup=False)
+              + bounded_list(result.restored), markup=False)
+    cap = limit or policy.list_limit
+    if len(result.restored) >= cap:
+        import sys
+
+        sys.stderr.write(f"at most {cap} records come back at once; the archive may hold more: run it again, "
+                         "or --limit N\n")
     for path in result.kept_in_archive:
         out.print(f"  kept in the archive (a different file lives at its path): {path}", markup=False)

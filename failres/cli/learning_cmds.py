@@ -13,7 +13,8 @@ from failres.cli.policy_cmds import current_policy
 from failres.inert import inert
 from lessons.redact import redact_value
 
-proposals_app = typer.Typer(help="Rule proposals: review, accept or reject what learning proposes.",
+proposals_app = typer.Typer(help="Rule proposals: review, accept or reject what learning proposes. "
+                                 "Alone, it is proposals list.",
                             no_args_is_help=True, epilog="git failres proposals list --status pending")
 rules_app = typer.Typer(help="The rules in force, with each learned rule's measured tally.",
                         invoke_without_command=True, epilog="git failres rules --domain behavior")
@@ -105,7 +106,9 @@ def proposals_list(
     for problem in listing.problems:
         _warn(f"skipped unreadable proposal {problem}")
     if listing.hidden:
-        _warn(f"{listing.hidden} older proposal(s) not shown (--limit)")
+        from failres.cli.tables import note_cut
+
+        note_cut(len(docs), len(docs) + listing.hidden, what="proposals (the newest)")
     if json_out:
         emit_json(docs)
         return

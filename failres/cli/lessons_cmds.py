@@ -11,8 +11,8 @@ from failres.clidoc.model import LESSONS
 from failres.cli.common import console, echo_text, emit_json, open_context
 from failres.errors import UsageError
 
-lessons_app = typer.Typer(help="Read lessons (what each quarantine taught) and import them.", no_args_is_help=True,
-                          epilog="git failres lessons list --unresolved")
+lessons_app = typer.Typer(help="Read lessons (what each quarantine taught) and import them. Alone, it is lessons list.",
+                          no_args_is_help=True, epilog="git failres lessons list --unresolved")
 app.add_typer(lessons_app, name="lessons", rich_help_panel=LESSONS)
 
 
@@ -71,13 +71,17 @@ def list_(
     """Lessons, newest first, up to the policy's list_limit."""
     from failres.cli.policy_cmds import current_policy
     from failres.knowledge.lesson_views import lesson_document
-    from lessons.retrieval import LessonFilter, list_lessons
+    from failres.cli.tables import note_cut
+    from lessons.retrieval import LessonFilter, count_lessons, list_lessons
 
     ctx = open_context()
     which = LessonFilter(slug=slug, task=task, fail_class=fail_class, unresolved=unresolved)
-    found = list_lessons(ctx.store, which, _limit(limit) or current_policy(ctx).list_limit)
+    cap = _limit(limit) or current_policy(ctx).list_limit
+    found = list_lessons(ctx.store, which, cap)
     if not found and (slug or task):
         _require_known(ctx.store, slug, task)
+    if len(found) >= cap:
+        note_cut(len(found), count_lessons(ctx.store, which), what="lessons")
     if json_out:
         emit_json([lesson_document(lesson) for lesson in found])
         return
@@ -134,10 +138,15 @@ def relevant(
     """Resolved lessons of one failure class, newest first: what a fixer's prompt is drawn from."""
     from failres.cli.policy_cmds import current_policy
     from failres.knowledge.lesson_views import lesson_document
-    from lessons.retrieval import relevant_lessons
+    from failres.cli.tables import note_cut
+    from lessons.retrieval import LessonFilter, count_lessons, relevant_lessons
 
     ctx = open_context()
-    found = relevant_lessons(ctx.store, fail_class, _limit(limit) or current_policy(ctx).lessons_per_prompt)
+    cap = _limit(limit) or current_policy(ctx).lessons_per_prompt
+    found = relevant_lessons(ctx.store, fail_class, cap)
+    if len(found) >= cap:
+        note_cut(len(found), count_lessons(ctx.store, LessonFilter(fail_class=fail_class, resolved=True)),
+                 what=f"resolved {fail_class} lessons")
     if json_out:
         emit_json([lesson_document(lesson) for lesson in found])
         return

@@ -13,7 +13,8 @@ from failres.config.loading import effective_policy_of
 from failres.engine.taxonomy import UserRule, render_rung_table, rung_table
 from lessons.policy import EffectivePolicy, Policy
 
-policy_app = typer.Typer(no_args_is_help=True, help="The knowledge policy in force.", epilog="git failres policy show")
+policy_app = typer.Typer(no_args_is_help=True, help="The knowledge policy in force. Alone, it is policy show.",
+                         epilog="git failres policy show")
 app.add_typer(policy_app, name="policy", rich_help_panel=KNOWLEDGE)
 
 

@@ -197,10 +197,15 @@ def prompt(
     task: str = typer.Argument(..., help="The task id."),
     mode: str = typer.Option("implement", "--mode", metavar="implement|fix", help="Which seat's prompt."),
     plan: Path = typer.Option(None, "--plan", help="The plan file (default: found by slug in the journal)."),
+    json_out: bool = typer.Option(False, "--json", help="Print {slug, task, mode, prompt} as one JSON document."),
 ) -> None:
     """Print the exact prompt that seat would get now."""
     from failres.engine.entry import engine_for, prompt_now
     from failres.knowledge.attach import attach_knowledge
 
     ctx = open_context()
-    echo_text(prompt_now(engine_for(ctx, attach=attach_knowledge), slug, task, mode, plan))
+    text = prompt_now(engine_for(ctx, attach=attach_knowledge), slug, task, mode, plan)
+    if json_out:
+        emit_json({"slug": slug, "task": task, "mode": mode, "prompt": text})
+        return
+    echo_text(text)

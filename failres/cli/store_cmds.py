@@ -6,7 +6,7 @@ import typer
 
 from failres.cli.app import app
 from failres.clidoc.model import HOUSEKEEPING, LOOP
-from failres.cli.common import console, emit_json, open_context
+from failres.cli.common import console, emit_json, err_console, open_context
 
 
 @app.command(rich_help_panel=LOOP, epilog="git failres init")
@@ -19,9 +19,15 @@ def init(
     new_store: bool = typer.Option(False, "--new-store",
                                    help="Start an empty store even though an earlier one was deleted, "
                                         "or a remote holds one."),
+    no_completion: bool = typer.Option(False, "--no-completion",
+                                       help="On a terminal, do not set up <TAB> for your shell (bash, fish)."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
-    """Write .failres.toml, create the store ref (or take a remote's), install the hooks."""
+    """Write .failres.toml, create the store ref (or take a remote's), install the hooks.
+
+    Run on a terminal, it also makes <TAB> work for git failres in your shell (bash or fish)
+    when no completion it reads is there yet: a venv or pipx install puts its copy where
+    bash-completion before 2.12 does not look."""
     from failres.initialise import check_agent, init_repository, next_steps
 
     check_agent(agent)  # before anything is opened or written
@@ -29,6 +35,7 @@ def init(
     result = init_repository(ctx.top, force=force, hooks=not no_hooks, agent=agent, new_store=new_store,
                              full=full)
     steps = next_steps(result.config_path.name, agent if result.wrote_config else None)
+    readiness = _agent_readiness(agent, ctx.top)
     document = {
         "config": str(result.config_path),
         "wroteConfig": result.wrote_config,
@@ -41,9 +48,11 @@ def init(
         },
         "hooksProblem": result.hooks_problem,
         "nextSteps": list(steps),
+        "agent": None if readiness is None else readiness.document(),
     }
     if json_out:
         emit_json(document)
+        _warn_unready(readiness)
         return
     out = console()
     if result.wrote_config:
@@ -63,9 +72,50 @@ def init(
     elif result.hooks_problem:
         out.print(f"hooks not installed: {result.hooks_problem}", markup=False)
     out.print(f"read it with: git log -p {result.store_ref}", markup=False)
+    if not no_completion:
+        _complete_for_newcomer()
     out.print("\nnext:", markup=False)
     for number, step in enumerate(steps, 1):
         out.print(f"  {number}. {step}", markup=False)
+    _warn_unready(readiness)
+
+
+def _agent_readiness(agent: str | None, top):
+    """Whether the agent `init --agent` wrote a binding for can run here (None without --agent)."""
+    if agent is None:
+        return None
+    from failres.agents.availability import agent_readiness
+
+    return agent_readiness(agent, top)
+
+
+def _complete_for_newcomer() -> None:
+    """<TAB> for a person at a terminal, whose shell would not find failres's completion yet."""
+    import sys
+
+    from failres.cli.common import stdout_is_terminal
+
+    if not (stdout_is_terminal() and sys.stdin.isatty()):
+        return  # a script or a seat: nothing written outside the repository
+    from failres.clidoc.completion import complete_for_newcomer
+
+    try:
+        done = complete_for_newcomer()
+    except (OSError, UnicodeError) as problem:  # completion is a comfort: never a failed init
+        err_console().print(f"note: completion not set up ({problem}); git failres completion install",
+                            markup=False)
+        return
+    if done is not None:
+        console().print(f"completion for {done.shell}: wrote {done.path} (new shells complete git failres)",
+                        markup=False)
+
+
+def _warn_unready(readiness) -> None:
+    """What the agent lacks, last and on stderr: the configuration is written, the agent is what is missing."""
+    problem = None if readiness is None else readiness.problem()
+    if problem is not None:
+        err_console().print(f"warning: {problem[0]}", markup=False)
+        err_console().print(f"hint: {problem[1]}", markup=False)
 
 
 @app.command(rich_help_panel=HOUSEKEEPING, epilog="git failres undo 1a2b3c4")

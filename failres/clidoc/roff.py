@@ -10,6 +10,7 @@ produces the same bytes every time.
 
 from __future__ import annotations
 
+from failres.clidoc.contract import TOPICS, Topic
 from failres.clidoc.model import PROGRAM, CommandDoc, ParamDoc
 from failres.clidoc.text import sections_of
 
@@ -41,21 +42,36 @@ FILES = (
     ("refs/failres/store", "The store: one commit per write, one readable JSON file per record."),
     ("refs/failres/snapshots/SLUG/TASK/LESSON", "The failing state of a quarantined task, kept for its lesson."),
     ("refs/heads/failres/SLUG/TASK", "A task's branch; its commit carries the trailer Failres-Task: SLUG/TASK."),
-    ("$GIT_DIR/failres/", "Workspaces, prompts, logs and the disposable index of the store."),
+    ("~/.cache/failres/workspaces/REPOSITORY-HASH/SLUG/TASK",
+     "A task's workspace ($XDG_CACHE_HOME instead of ~/.cache when it is set; [worktrees] dir moves them): "
+     "outside your checkout and your git directory, with a git directory of its own. git failres gc removes "
+     "the ones landed tasks no longer need."),
+    ("$GIT_DIR/failres/logs/SLUG/TASK/RUN/N/", "What dispatch N of a run was told and said, and what the gate "
+                                               "said after it (git failres logs)."),
+    ("$GIT_DIR/failres/log/failres.log, hooks.log", "Unexpected errors with their tracebacks, and what the "
+                                                    "merge hooks did."),
+    ("$GIT_DIR/failres/", "Also: the workspaces' own records, locks of live runs, and the disposable SQLite "
+                          "index of the store (a cache: deleting it loses nothing)."),
 )
 
 ENVIRONMENT = (
     ("FAILRES_POLICY_KEY", "Overrides the knowledge policy's KEY (e.g. FAILRES_POLICY_MAX_LESSONS=100); "
                            "git failres policy show says which values came from where."),
-    ("FAILRES_SLUG, FAILRES_TASK, FAILRES_MODE, FAILRES_ATTEMPT, FAILRES_WORKTREE, FAILRES_PROMPT_FILE",
-     "Set for every seat process: the task, the mode (implement or fix), the attempt, the workspace and the "
-     "file holding the prompt (which is also on its stdin)."),
+    ("FAILRES_SLUG, FAILRES_TASK, FAILRES_MODE, FAILRES_ATTEMPT, FAILRES_WORKTREE, FAILRES_PROMPT_FILE, "
+     "FAILRES_DISPATCH_DIR",
+     "Set for every seat process (see SEATS); none of them names your repository."),
+    ("GIT_PAGER, PAGER, GIT_PAGER_IN_USE", "The pager, chosen as git chooses it (see PAGER); a pager git "
+                                           "started already is not started twice."),
+    ("COLUMNS", "The width tables are fitted to when the terminal cannot be asked (behind a pager)."),
 )
 
 
 def escape(text: str) -> str:
     """Text safe in a roff line: backslashes escaped, no line read as a request."""
     text = text.replace("\\", "\\e")
+    # Characters beyond ASCII (an em dash in a SCOPE-REQUEST example) as groff's own escapes:
+    # groff reads its input as Latin-1 unless a preprocessor says otherwise.
+    text = "".join(char if ord(char) < 128 else f"\\[u{ord(char):04X}]" for char in text)
     return "\n".join("\\&" + line if line.startswith((".", "'")) else line for line in text.split("\n"))
 
 
@@ -142,6 +158,20 @@ def _pairs(rows: tuple[tuple[str, str], ...], *, bold_term: bool = True) -> list
     return lines
 
 
+def _topic(topic: Topic) -> list[str]:
+    """A section of prose, an example typed as is, and terms (the seat's variables)."""
+    lines = [_section(topic.title)]
+    for number, paragraph in enumerate(topic.paragraphs):
+        if number:
+            lines.append(".PP")
+        lines.append(escape(paragraph))
+    if topic.example:
+        lines += [".PP", ".RS 4", ".nf", *(code(line) for line in topic.example.splitlines()), ".fi", ".RE"]
+    if topic.terms:
+        lines += _pairs(topic.terms)
+    return lines
+
+
 def render_manpage(root: CommandDoc, *, version: str, date: str) -> str:
     """The whole `git-failres(1)` page as roff source."""
     lines = [
@@ -154,7 +184,8 @@ def render_manpage(root: CommandDoc, *, version: str, date: str) -> str:
                                     + root.description.split("\n\n")[0].rstrip(".")[1:]),
         _section("SYNOPSIS"),
         ".nf",
-        f"{bold(PROGRAM)} [{bold('--version')}] [{bold('-h')} | {bold('--help')}] {italic('COMMAND')} "
+        f"{bold(PROGRAM)} [{bold('--version')}] [{bold('-h')} | {bold('--help')}] "
+        f"[{bold('-P')} | {bold('--no-pager')} | {bold('-p')} | {bold('--paginate')}] {italic('COMMAND')} "
         f"[{italic('ARGS')}]",
         f"{bold(PROGRAM + ' help')} [{italic('COMMAND')}]",
         ".fi",
@@ -173,8 +204,42 @@ def render_manpage(root: CommandDoc, *, version: str, date: str) -> str:
         lines.append(f'.SS "{escape(title)}"')
         for command in commands:
             lines += _entries(command)
+    for topic in TOPICS:
+        lines += _topic(topic)
     lines += [_section("EXIT STATUS"), *_pairs(EXIT_STATUS)]
     lines += [_section("FILES"), *_pairs(FILES)]
     lines += [_section("ENVIRONMENT"), *_pairs(ENVIRONMENT)]
-    lines += [_section("SEE ALSO"), escape("git(1), git-worktree(1), git-merge(1), githooks(5)")]
+    pages = ", ".join(f"{page_name(command)}(1)" for _, commands in sections_of(root) for command in commands)
+    lines += [_section("SEE ALSO"), escape(f"{pages}; git(1), git-worktree(1), git-merge(1), githooks(5)")]
+    return "\n".join(lines) + "\n"
+
+
+def page_name(command: CommandDoc) -> str:
+    """The manual page of one command: `git-failres-run`, `git-failres-lessons` (as git-lfs names its own)."""
+    return "-".join(("git-failres", *command.path))
+
+
+def render_command_page(command: CommandDoc, *, version: str, date: str) -> str:
+    """The page of one command (a group with its commands): `man git-failres-lessons`, the
+    same entries as the whole page's, alone. (`git help failres-lessons` would look for a
+    program git-failres-lessons on PATH first, so `man` is the way in.)"""
+    name = page_name(command)
+    title = code(name.upper())
+    lines = [
+        f'.\\" Generated from the command line of failres {escape(version)}; edit the commands, not this file.',
+        f'.TH "{title}" "1" "{escape(date)}" "failres {escape(version)}" "failres Manual"',
+        ".nh",
+        ".ad l",
+        _section("NAME"),
+        f"{code(name)} \\- {escape(command.summary[:1].lower() + command.summary[1:])}",
+        _section("SYNOPSIS"),
+        ".nf",
+        *(synopsis(c) if (not c.is_group or c.runs_alone) else synopsis(c, alone=False) for c in command.walk()
+          if not c.hidden),
+        ".fi",
+        _section("DESCRIPTION"),
+        *_entries(command),
+        _section("EXIT STATUS"), *_pairs(EXIT_STATUS),
+        _section("SEE ALSO"), escape("git-failres(1), which also describes plans, seats, files and the environment"),
+    ]
     return "\n".join(lines) + "\n"

@@ -97,7 +97,7 @@ def sections_of(root: CommandDoc) -> list[tuple[str, list[CommandDoc]]]:
 
 def render_overview(root: CommandDoc, width: int | None = None) -> str:
     """`git failres --help`: what the tool is, and every command under its group."""
-    lines = [f"usage: {PROGRAM} [--version] [{' | '.join(HELP_FLAGS)}] COMMAND [ARGS]", ""]
+    lines = [f"usage: {PROGRAM} [--version] [{' | '.join(HELP_FLAGS)}] [--no-pager | --paginate] COMMAND [ARGS]", ""]
     lines += _wrap(root.description.split("\n\n")[0], width)
     lines.append("")
     sections = sections_of(root)
@@ -107,5 +107,6 @@ def render_overview(root: CommandDoc, width: int | None = None) -> str:
         lines += _rows([(c.name, c.summary) for c in commands], width, column)
         lines.append("")
     lines += _wrap(f"'{PROGRAM} help COMMAND' shows a command's options and an example; "
-                   "'man git-failres' is the manual.", width)
+                   "'man git-failres' is the manual. Long output (journal, logs, listings) goes through "
+                   "git's pager on a terminal: --no-pager (or -P), before the command, turns it off.", width)
     return "\n".join(lines) + "\n"

@@ -28,7 +28,7 @@ from failres.scope import ignore_pattern_matches, match_scope, matches_any
 from failres.engine.run_context import RunContext
 from failres.engine.seats import SeatRun, run_seat
 from failres.containment.tamper import Guard
-from failres.engine.taxonomy import FIXER_SCOPE_VIOLATION, SEAT_DENIED, SEAT_TAMPER, ScopeRequest
+from failres.engine.taxonomy import FIXER_SCOPE_VIOLATION, SEAT_DENIED, SEAT_TAMPER, ScopeRequest, some_paths
 from failres.gitops.workspace import Checked, remove_tree
 
 log = logging.getLogger("failres.dispatch")
@@ -214,5 +214,5 @@ def scope_failure(run: RunContext, found: Dispatched, seat: str, *, first: bool)
     if first:
         return None
     return Failure(FIXER_SCOPE_VIOLATION,
-                   f"{seat} changed files outside the task's scope again: {', '.join(found.rejected)}",
+                   f"{seat} changed files outside the task's scope again: {some_paths(found.rejected)}",
                    rejected=found.rejected, snapshot=found.snapshot())

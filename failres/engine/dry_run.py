@@ -117,9 +117,12 @@ def _program_problems(config: Config, gates: set[str], found: Callable[[str], bo
             continue
         program = config.bindings[name].command[0]
         if not found(program):
+            from failres.agents.availability import install_hint
+
+            install = install_hint(program)
             problems.append(Problem("error", f"binding {name}",
                                     f'the {seat} seat\'s program "{program}" cannot be found (PATH, or the path '
-                                    "from the repository top)"))
+                                    "from the repository top)" + (f"; install it: {install}" if install else "")))
     for gate in sorted(gates):
         program = config.gates[gate].command[0]
         if not found(program):

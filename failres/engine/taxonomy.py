@@ -9,7 +9,7 @@ that could move a class to a gentler rung could learn its way around a gate.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
@@ -197,11 +197,20 @@ def _engine_down_reason(
 def _scope_reason(obs: Observation) -> str:
     seat = obs.seat or "seat"
     if obs.scope_requests:
-        files = ", ".join(request.file for request in obs.scope_requests)
+        files = some_paths(request.file for request in obs.scope_requests)
         return f"{seat} requested files outside its scope: {files}"
     if obs.scope_rejected:
-        return f"{seat} touched files outside its scope: {', '.join(obs.scope_rejected)}"
+        return f"{seat} touched files outside its scope: {some_paths(obs.scope_rejected)}"
     return f"{seat} was stopped by the scope guard"
+
+
+def some_paths(paths: Iterable[str], shown: int = 5) -> str:
+    """The first few paths and how many more: a seat that touched 949 files made a one-line
+    reason of 36,000 characters. The full list stays in the `scope-violation` event."""
+    listed = list(paths)
+    if len(listed) <= shown + 1:
+        return ", ".join(listed)
+    return ", ".join(listed[:shown]) + f" … and {len(listed) - shown} more"
 
 
 # ─── SCOPE-REQUEST lines ──────────────────────────────────────────────────────
