@@ -122,6 +122,9 @@ def _failure_class_problem(name: str) -> str | None:
 
 # ---- the sections ----
 
+NETWORK_CHOICES = ("", "on", "off")
+
+
 @dataclass(frozen=True)
 class IntegrationConfig:
     """The branch tasks start from and land into."""
@@ -168,6 +171,8 @@ class GateConfig:
     # .gitignore-style patterns of untracked paths that stay in the workspace when it is
     # put back to the task's tree before each seat and each gate (e.g. node_modules/).
     keep: tuple[str, ...] = setting((), kind=TextList())
+    # "" follows [sandbox] network; "off" runs this gate (and its setup) with no network.
+    network: str = setting("", kind=Text(choices=NETWORK_CHOICES))
 
 
 @dataclass(frozen=True)
@@ -183,6 +188,33 @@ class BindingConfig:
                        check=seat_placeholder_problem),
         factory=lambda: MappingProxyType({}),
     )
+    # Inside the seat world: host paths this agent may read (its login, a toolchain), and
+    # its own network setting ("" follows [sandbox] network).
+    read: tuple[str, ...] = setting((), kind=TextList())
+    # Host paths it may write, at their own place (a cache it keeps between dispatches).
+    write: tuple[str, ...] = setting((), kind=TextList())
+    network: str = setting("", kind=Text(choices=NETWORK_CHOICES))
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """The seat world: where seats, workspace gates and setups run (`failres.sandbox`)."""
+
+    # "auto": wherever this machine gives one; "required": refuse to dispatch without
+    # one; "off": run as plain processes, with the tamper check as the only wall.
+    mode: str = setting("auto", kind=Text(choices=("auto", "required", "off")))
+    network: str = setting("on", kind=Text(choices=("on", "off")))
+    read: tuple[str, ...] = setting((), kind=TextList())
+
+
+@dataclass(frozen=True)
+class WorkspaceConfig:
+    """What of the person's checkout, beyond the task's tree, a workspace's processes see."""
+
+    # Untracked environment dirs at the top of the checkout, visible read-only inside the
+    # world at their usual place; None: the usual ones (.venv/, venv/, node_modules/,
+    # .tox/, .nox/) where present. [] shows none (a setup makes the workspace's own).
+    environment: tuple[str, ...] | None = setting(None, kind=TextList())
 
 
 @dataclass(frozen=True)
@@ -299,6 +331,8 @@ class Config:
     policy: PolicyConfig = setting(kind=PolicySection(PolicyConfig), factory=PolicyConfig)
     learning: LearningConfig = setting(kind=Section(LearningConfig), factory=LearningConfig)
     sync: SyncConfig = setting(kind=Section(SyncConfig), factory=SyncConfig)
+    sandbox: SandboxConfig = setting(kind=Section(SandboxConfig), factory=SandboxConfig)
+    workspace: WorkspaceConfig = setting(kind=Section(WorkspaceConfig), factory=WorkspaceConfig)
     # Not a key: the file these values came from, so later errors can name it.
     source: str = field(default=CONFIG_FILE, compare=False)
 

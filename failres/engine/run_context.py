@@ -64,6 +64,7 @@ class RunContext:
         self.last_fail_class: str | None = None
         self.logs: RunLogs | None = None
         self.dispatch_root: Path | None = None
+        self.world = None  # the task's seat world (`sandbox.world.SeatWorld`), None where none runs
         self.gate_name = task.gate or (self.config.default_gate().name if self.config.default_gate() else "")
 
     def journal(self, event_type: str, **fields: object) -> dict:
