@@ -18,6 +18,7 @@ from failres.engine.progress import LineProgress, NullProgress, Progress
 from failres.errors import UsageError
 from failres.journal import list_slugs, read_journal
 from failres.plan import Plan, load_plan, require_id
+from failres.sandbox.before_run import announce_before_run
 from lessons.capacity import reclaim_full_stores
 from lessons.store import Store
 
@@ -51,6 +52,7 @@ def run_plan_file(engine: Engine, plan_path: Path, *, task_ids=(), patch: Path |
         msg = f"patch file not found: {patch}"
         raise UsageError(msg)
     require_store(engine.store)
+    announce_before_run(engine.config, engine.top)  # refuses mode "required" without a world
     outcomes = run_plan(engine, plan, task_ids=task_ids, patch=patch.resolve() if patch else None, force=force,
                         jobs=jobs)
     # Bound the stores the run grew: once per run, not once per event; never fails the run.
