@@ -38,7 +38,7 @@ from lessons.retrieval import relevant_lessons  # noqa: E402
 from lessons.store import Store  # noqa: E402
 
 ROWS = ("store append", "append at big vs small", "retrieval at big vs small", "scope check", "hook overhead",
-        "sync of diverged stores", "tab completion", "tasks at once")
+        "sync of diverged stores", "tab completion", "tasks at once", "seat world")
 
 
 @dataclass(frozen=True)
@@ -52,12 +52,13 @@ class Sizes:
     sync_records: int  # per side
     job_tasks: int = 8  # tasks of the --jobs row, each a seat of job_seconds
     job_seconds: float = 5.0
+    world_tasks: int = 6  # tasks of the seat-world row, each one dispatch and one gate
 
 
 FULL = Sizes(appends=300, small=1_000, big=100_000, queries=50, scope_files_per_directory=100, rounds=15,
              sync_records=10_000)
 QUICK = Sizes(appends=10, small=100, big=1_000, queries=5, scope_files_per_directory=8, rounds=2,
-              sync_records=200, job_tasks=4, job_seconds=0.5)
+              sync_records=200, job_tasks=4, job_seconds=0.5, world_tasks=2)
 
 
 @dataclass(frozen=True)
@@ -223,6 +224,14 @@ def jobs_row(sizes: Sizes) -> Row:
                f"--jobs 1 {serial:.1f} s", ratio(parallel, serial))
 
 
+def world_row(sizes: Sizes) -> Row:
+    import bench_world
+
+    world, off = bench_world.measure(sizes.world_tasks, max(1, sizes.rounds // 5))
+    return Row(ROWS[8], f"run of {sizes.world_tasks} tasks, world vs mode off", f"{world:.2f} s",
+               f"mode off {off:.2f} s", ratio(world, off))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: checks the suite runs, in seconds")
@@ -236,6 +245,7 @@ def main() -> int:
         rows += run_row(lambda: sync_row(root, sizes), ROWS[5:6])
         rows += run_row(lambda: completion_row(sizes), ROWS[6:7])
         rows += run_row(lambda: jobs_row(sizes), ROWS[7:8])
+        rows += run_row(lambda: world_row(sizes), ROWS[8:9])
     print(render(rows, args.quick))
     return 1 if any(row.what == "failed" for row in rows) else 0
 

@@ -50,6 +50,8 @@ ENVIRONMENT = (
     ("FAILRES_SLUG, FAILRES_TASK, FAILRES_MODE, FAILRES_ATTEMPT, FAILRES_WORKTREE, FAILRES_PROMPT_FILE",
      "Set for every seat process: the task, the mode (implement or fix), the attempt, the workspace and the "
      "file holding the prompt (which is also on its stdin)."),
+    ("FAILRES_BWRAP", "The bubblewrap program the seat world uses (default: bwrap on PATH); git failres doctor "
+                      "says whether this machine gives a world."),
 )
 
 
