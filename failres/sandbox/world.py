@@ -121,7 +121,7 @@ class SeatWorld:
         plan = WorldPlan(
             top=str(self.top), workspace=str(self.workspace), home=str(self.home), cwd=str(self.top),
             system=_system_entries(), readable=tuple(self._visible(readable)),
-            writable=tuple(p for p in (_expand(w, self.home) for w in write) if os.path.exists(p)),
+            writable=tuple(self._writable(write)),
             environment=self.environment, person_files=tuple(d for d in person_files if d != str(self.top)),
             objects=str(self.objects), alternates=str(self.scratch / "alternates"),
             masked=tuple(str(self.home / name) for name in _SECRET_FILES if (self.home / name).exists()),
@@ -160,6 +160,20 @@ class SeatWorld:
                 needs.append(os.path.realpath(host))
             needs += _venv_base(Path(os.path.realpath(host)))
         return needs
+
+    def _writable(self, paths: Iterable[str]) -> list[str]:
+        """The paths a binding may write: existing, and none that holds the checkout, the home or a workspace.
+
+        A writable bind of a directory above the repository top would lay the person's
+        checkout, writable, over the workspace: such an entry is left out.
+        """
+        containers = [self.top, self.workspace, self.home, self.workspaces_root, self.git_dir]
+        out = []
+        for path in (_expand(p, self.home) for p in paths if p):
+            path = os.path.normpath(path)
+            if os.path.isabs(path) and os.path.exists(path) and not any(within(str(c), path) for c in containers):
+                out.append(path)
+        return out
 
     def _visible(self, paths: Iterable[str]) -> list[str]:
         """The paths that may be bound: existing, not already visible, not a way to the person's files."""
