@@ -130,10 +130,3 @@ def within(path: str, parent: str) -> bool:
 
 def _within_any(path: str, parents: Sequence[str]) -> bool:
     return any(within(path, parent) for parent in parents)
-
-
-def inside_path(host: str, plan: WorldPlan) -> str:
-    """Where a host path under the workspace is seen inside: under the repository top."""
-    if within(host, plan.workspace):
-        return posixpath.join(plan.top, posixpath.relpath(host, plan.workspace)).rstrip("/") or "/"
-    return host

@@ -184,7 +184,9 @@ class SeatWorld:
             path = os.path.normpath(path)
             if not os.path.isabs(path) or not os.path.exists(path) or path == "/":
                 continue
-            if any(within(path, d) for d in SYSTEM_DIRECTORIES if d not in ("/opt",)) and not os.path.islink(path):
+            # Under the system dirs it is there already (a link there too: its target, when
+            # elsewhere, is a path of its own in `paths`).
+            if any(within(path, d) for d in SYSTEM_DIRECTORIES):
                 continue
             if any(within(path, str(h)) for h in hidden) or any(within(str(c), path) for c in containers):
                 continue
