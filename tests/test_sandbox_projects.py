@@ -118,3 +118,38 @@ def test_a_node_seats_correct_fix_is_committed_with_node_modules_only_in_the_che
     assert git(node, "show", "failres/rw/t1:lib/calc/index.js") == JS_FIXED
     assert (node / "lib" / "calc" / "index.js").read_text() != JS_FIXED  # the person's file is theirs
     assert os.readlink(node / "node_modules" / "calc") == str(node / "lib" / "calc")
+
+
+GATES_SH = """#!/bin/bash
+# gate0 MODE WORKTREE REPO SLUG: the task's tree judged from the repository's own script
+set -e
+[ "$1" = gate0 ]
+cd "$4"
+PYTHONPATH="$3/src" python3 -c 'from calc import add; import sys; sys.exit(add(2, 3) != 5)'
+"""
+
+
+def test_a_repo_gate_script_runs_as_the_tasks_tree_has_it_and_judges_the_workspace(tmp_path: Path, cli):
+    top = tmp_path / "gates"
+    (top / "src" / "calc").mkdir(parents=True)
+    (top / "lib").mkdir()
+    git(top, "init", "-q", "-b", "main")
+    (top / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a - b\n")
+    (top / "lib" / "gates.sh").write_text(GATES_SH)
+    git(top, "add", ".")
+    git(top, "commit", "-q", "-m", "a gate script of the project's own")
+    # The person's checkout says green whatever happens, and holds a correct fix: neither is the task's.
+    (top / "lib" / "gates.sh").write_text("#!/bin/bash\nexit 0\n")
+    (top / "src" / "calc" / "__init__.py").write_text(PY_FIXED)
+    gate = "\n".join(["[gates.gate0]",
+                      'command = ["bash", "lib/gates.sh", "gate0", "{mode}", "{worktree}", "{repo}", "{slug}"]',
+                      'cwd = "repo"', 'timeout = "60s"', ""])
+    configure(top, gate=gate, implementer=seat(tmp_path, "wrong", WRITE.format(path="src/calc/__init__.py",
+                                                                               text=PY_WRONG)))
+    assert run(cli, top, plan(tmp_path / "plan.toml", ["src/calc/__init__.py"])).code == 1
+    configure(top, gate=gate, implementer=seat(tmp_path, "right", WRITE.format(path="src/calc/__init__.py",
+                                                                               text=PY_FIXED)))
+    result = run(cli, top, plan(tmp_path / "plan.toml", ["src/calc/__init__.py"]))
+    assert result.code == 0, result.out + result.err
+    assert git(top, "show", "failres/rw/t1:src/calc/__init__.py") == PY_FIXED
+    assert (top / "lib" / "gates.sh").read_text() == "#!/bin/bash\nexit 0\n"
