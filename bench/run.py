@@ -39,7 +39,7 @@ from lessons.store import Store  # noqa: E402
 
 ROWS = ("store append", "append at big vs small", "retrieval at big vs small", "scope check", "hook overhead",
         "sync of diverged stores", "tab completion", "tasks at once", "runners of one plan",
-        "one task, git/git-sized", "one task, 50,000 files", "read command start-up", "bulk import")
+        "one task, git/git-sized", "one task, 50,000 files", "read command start-up", "bulk import", "seat world")
 
 
 @dataclass(frozen=True)
@@ -57,13 +57,14 @@ class Sizes:
     loop_tasks: int = 3  # tasks of the one-task rows (per-task figures; a few for a steadier one)
     loop_files: tuple[int, int] = (5_000, 50_000)  # the git/git-sized repository (with 1,000 refs), the large one
     import_lessons: int = 20_000
+    world_tasks: int = 6  # tasks of the seat-world row, each one dispatch and one gate
 
 
 FULL = Sizes(appends=300, small=1_000, big=100_000, queries=50, scope_files_per_directory=100, rounds=15,
              sync_records=10_000)
 QUICK = Sizes(appends=10, small=100, big=1_000, queries=5, scope_files_per_directory=8, rounds=2,
               sync_records=200, job_tasks=4, job_seconds=0.5, remote_tasks=3, loop_tasks=1,
-              loop_files=(300, 1_000), import_lessons=500)
+              loop_files=(300, 1_000), import_lessons=500, world_tasks=2)
 
 
 @dataclass(frozen=True)
@@ -289,6 +290,14 @@ def import_row(root: Path, sizes: Sizes) -> Row:
                f"git fast-import of the records {ms(floor)}", ratio(took, floor))
 
 
+def world_row(sizes: Sizes) -> Row:
+    import bench_world
+
+    world, off = bench_world.measure(sizes.world_tasks, max(1, sizes.rounds // 5))
+    return Row(ROWS[13], f"run of {sizes.world_tasks} tasks, world vs mode off", f"{world:.2f} s",
+               f"mode off {off:.2f} s", ratio(world, off))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: checks the suite runs, in seconds")
@@ -306,6 +315,7 @@ def main() -> int:
         rows += run_row(lambda: loop_rows(sizes), ROWS[9:11])
         rows += run_row(lambda: startup_row(sizes), ROWS[11:12])
         rows += run_row(lambda: import_row(root, sizes), ROWS[12:13])
+        rows += run_row(lambda: world_row(sizes), ROWS[13:14])
     print(render(rows, args.quick))
     return 1 if any(row.what == "failed" for row in rows) else 0
 

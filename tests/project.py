@@ -23,6 +23,10 @@ CHECK = (
 
 
 class Project:
+    # "" leaves [sandbox] mode at its default (the seat world wherever the machine gives
+    # one); the tests of the tamper check set "off": they are of the second wall alone.
+    sandbox_mode = ""
+
     def __init__(self, top: Path, agents: Path) -> None:
         self.top = top
         self.agents = agents
@@ -65,15 +69,20 @@ class Project:
             "[bindings.impl]",
             f"command = {json.dumps(self.agent('impl', implementer))}",
             f'timeout = "{timeout}"',
+            # The fake agent counts its turns beside its script: inside the seat world too.
+            f"write = {json.dumps([str(self.agents)])}",
         ]
         if health is not None:
             lines.append(f"health = {json.dumps(health)}")
         if fixer is not None:
-            lines += ["[bindings.fix]", f"command = {json.dumps(self.agent('fix', fixer))}", f'timeout = "{timeout}"']
+            lines += ["[bindings.fix]", f"command = {json.dumps(self.agent('fix', fixer))}", f'timeout = "{timeout}"',
+                      f"write = {json.dumps([str(self.agents)])}"]
         lines += ["[seats]", 'implementer = "impl"']
         if fixer is not None:
             lines.append('fixer = "fix"')
         lines += ["[probe]", "attempts = 2", 'backoff = "10ms"']
+        if self.sandbox_mode:
+            lines += ["[sandbox]", f'mode = "{self.sandbox_mode}"']
         (self.top / ".failres.toml").write_text("\n".join(lines) + "\n" + extra)
         try:
             # The store, as `git failres init` creates it: no write ever creates one.

@@ -50,7 +50,9 @@ def make_remote(tmp_path: Path, tasks: list[str], *, lease: str = "3s", victim: 
     config = [
         "[gates.check]", f"command = {json.dumps([sys.executable, '-c', 'pass'])}", 'cwd = "worktree"',
         'timeout = "60s"', "[bindings.impl]", f"command = {json.dumps([sys.executable, str(seat)])}",
-        'timeout = "180s"', "[seats]", 'implementer = "impl"', "[remote]", f'lease = "{lease}"',
+        # The seat counts its dispatches beside itself: in the seat world, the one place outside
+        # its workspace its binding lets it write.
+        f"write = {json.dumps([str(agents)])}", 'timeout = "180s"', "[seats]", 'implementer = "impl"', "[remote]", f'lease = "{lease}"',
     ]
     (seed / ".failres.toml").write_text("\n".join(config) + "\n")
     git(seed, "add", ".")

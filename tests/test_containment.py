@@ -23,6 +23,14 @@ from lessons.lesson import read_lessons
 from lessons.store import Store
 from project import BROKEN, CHECK, FIXED, Project
 
+
+@pytest.fixture(autouse=True)
+def _the_second_wall_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tamper check is the second wall: these tests hold it alone, with the seat world
+    off (`[sandbox] mode = "off"`); tests/test_sandbox_*.py hold the first."""
+    monkeypatch.setattr(Project, "sandbox_mode", "off")
+
+
 FIX = {"write": {"src/calc.py": FIXED}}
 
 

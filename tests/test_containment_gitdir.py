@@ -17,6 +17,14 @@ from conftest import git
 from project import FIXED, Project
 from test_containment import quarantined, run
 
+
+@pytest.fixture(autouse=True)
+def _the_second_wall_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tamper check is the second wall: these tests hold it alone, with the seat world
+    off (`[sandbox] mode = "off"`); tests/test_sandbox_*.py hold the first."""
+    monkeypatch.setattr(Project, "sandbox_mode", "off")
+
+
 FIX = {"write": {"src/calc.py": FIXED}}
 TOP = 'top=$(dirname "$(dirname "$(head -1 .git/objects/info/alternates)")")'
 

@@ -190,8 +190,10 @@ def test_a_dot_env_the_tests_read_is_carried_never_committed_and_redacted(projec
 
 SETUP_VENV = (
     "import pathlib, os\n"
-    "counter = pathlib.Path(os.environ['SETUP_COUNTER'])\n"
-    "counter.write_text(str(int(counter.read_text() or 0) + 1) if counter.exists() else '1')\n"
+    "runs = pathlib.Path('.venv/setup-runs')\n"
+    "runs.parent.mkdir(parents=True, exist_ok=True)\n"
+    "with runs.open('a') as out:\n"
+    "    out.write('ran\\n')\n"
     "for i in range(60):\n"
     "    p = pathlib.Path('.venv/lib/site-packages/dep%d/__init__.py' % i)\n"
     "    p.parent.mkdir(parents=True, exist_ok=True)\n"
@@ -201,10 +203,11 @@ SETUP_VENV = (
 
 
 def test_a_setup_making_a_venv_gitignore_does_not_name_is_never_a_violation(project: Project, cli, monkeypatch):
-    counter = project.agents / "setup.count"
-    monkeypatch.setenv("SETUP_COUNTER", str(counter))
+    # The setup counts its runs in what it makes (what it writes elsewhere the seat world would
+    # not keep): a gate that finds a second run is red, and the task would not be committed.
     gate = [sys.executable, "-c", "import os, sys; sys.path.insert(0, 'src'); from calc import add; "
-                                  "sys.exit(0 if os.path.exists('.venv/marker') and add(2, 3) == 5 else 1)"]
+                                  "once = open('.venv/setup-runs').read() == 'ran\\n'; "
+                                  "sys.exit(0 if once and os.path.exists('.venv/marker') and add(2, 3) == 5 else 1)"]
     extra = gate_section(gate, f"setup = {json.dumps([sys.executable, '-c', SETUP_VENV])}\nkeep = [\".venv/\"]\n")
     project.configure(implementer=[NOTHING], fixer=[FIX], extra=extra)
     assert not (project.top / ".gitignore").exists()
@@ -212,7 +215,8 @@ def test_a_setup_making_a_venv_gitignore_does_not_name_is_never_a_violation(proj
     assert result.code == 0, result.err
     assert [e for e in project.events() if e["type"] in ("scope-violation", "decision-requested")] == []
     assert [d["seat"] for d in dispatches(project)] == ["implementer", "fixer"]
-    assert counter.read_text() == "1"  # one setup for the task's workspace, reused by both dispatches
+    gates = [e for e in project.events() if e["type"] == "gate-result" and not e.get("preflight")]
+    assert [g["passed"] for g in gates] == [False, True]  # the setup ran once: the fixer's gate saw one run
     tree = git(project.top, "ls-tree", "-r", "--name-only", "failres/rr/t1").split()
     assert not any(path.startswith(".venv/") for path in tree)
 

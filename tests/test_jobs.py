@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -106,9 +107,26 @@ def test_a_plan_whose_tasks_wait_for_each_other_in_a_circle_is_refused(project: 
     assert result.code == 2 and 'no task "t9" in this plan' in result.err
 
 
+def _alive_with(marker: str) -> list[int]:
+    """Host pids of live (not zombie) processes whose command line holds `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes() and \
+                    "Z" not in (entry / "stat").read_text().rsplit(")", 1)[1][:3]:
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
 def test_ctrl_c_stops_every_task_of_a_jobs_run(project: Project):
     seat = project.agents / "hang.sh"
-    seat.write_text(f"#!/bin/bash\ncat >/dev/null\necho $$ >> {project.agents}/pids\nsleep 1000\n")
+    # Each seat says it started, then hangs in a process the test can find on the host by its
+    # marker (inside the seat world a seat's own pid is its namespace's, not the host's).
+    marker = f"hanging-seat-{uuid.uuid4().hex}"
+    seat.write_text(f"#!/bin/bash\ncat >/dev/null\necho $FAILRES_TASK >> {project.agents}/pids\n"
+                    f"exec bash -c 'sleep 1000; : {marker}'\n")
     seat.chmod(0o755)
     project.configure(implementer=[FIX])
     config = project.top / ".failres.toml"
@@ -125,7 +143,6 @@ def test_ctrl_c_stops_every_task_of_a_jobs_run(project: Project):
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=60) == 130, proc.stderr.read()
-    for pid in pids.read_text().split():
-        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split(")")[1][:3]
+    assert _alive_with(marker) == []
     for i in range(3):
         assert [e["reason"] for e in project.events(f"t{i}") if e["type"] == "interrupted"] == ["signal"]

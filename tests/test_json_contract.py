@@ -74,6 +74,7 @@ COMMANDS = [
     (("facts", "timeline", "judge", "command"), ("*",)),
     (("consolidate", "--dry-run", "--all"), ()),
     (("gc", "--dry-run"), ()),
+    (("doctor",), ()),
     (("config", "show"), ("value",)),
     (("run", ".failres-demo/plan.toml", "--dry-run"), ()),
     (("version",), ()),

@@ -70,7 +70,9 @@ class LoopProject:
     def configure(self, turns: list[dict], *, binding: str = "impl", protected: tuple[str, ...] = (),
                   resolver: str | None = None, resolver_may_answer: bool = False, extra: str = "") -> None:
         """Write .failres.toml: the check as gate, `binding` as implementer playing `turns`, no fixer."""
-        script = self.tmp / f"{binding}.json"
+        state = self.tmp / "agent-state"  # where the agent counts its turns: writable in the seat world
+        state.mkdir(exist_ok=True)
+        script = state / f"{binding}.json"
         script.write_text(json.dumps(turns))
         script.with_suffix(".count").unlink(missing_ok=True)
         lines = [
@@ -79,6 +81,7 @@ class LoopProject:
             'cwd = "worktree"',
             f"[bindings.{binding}]",
             f"command = {json.dumps([sys.executable, str(self.agent), str(script)])}",
+            f"write = {json.dumps([str(state)])}",
             "[seats]",
             f'implementer = "{binding}"',
         ]

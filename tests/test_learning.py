@@ -543,7 +543,8 @@ def test_reflect_with_no_path_mines_the_transcripts_of_failres_own_dispatches(tm
     copy = (f"mkdir -p \"$CLAUDE_CONFIG_DIR/projects/ws\" && "
             f"cp {fixture} \"$CLAUDE_CONFIG_DIR/projects/ws/55604662-cf2a-4331-851a-ec234028f8ca.jsonl\"")
     project.configure(implementer=[{"write": {"src/calc.py": FIXED}, "shell": [copy]}],
-                      extra='[bindings.impl.env]\nCLAUDE_CONFIG_DIR = "{dispatch_dir}/claude"\n')
+                      extra='[bindings.impl.env]\nCLAUDE_CONFIG_DIR = "{dispatch_dir}/claude"\n'
+                            f"[sandbox]\nread = {json.dumps([str(fixture.parent)])}\n")
     assert cli(project.top, "run", str(project.plan()), "--quiet").code == 0
     [kept] = project.dispatch_logs()[0].glob("transcript.jsonl")
     result = cli(project.top, "reflect", "--json", "--no-edits")

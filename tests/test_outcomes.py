@@ -60,7 +60,9 @@ class Story:
         git(self.top, "init", "-q", "-b", "main")
         git(self.top, "add", ".")
         git(self.top, "commit", "-q", "-m", "calc with three bugs")
-        script = tmp_path / "agent.json"
+        state = tmp_path / "agent-state"  # the fake agent counts its turns here: writable in the seat world
+        state.mkdir()
+        script = state / "agent.json"
         script.write_text(json.dumps(turns))
         (self.top / ".failres.toml").write_text("\n".join([
             "[gates.check]",
@@ -68,6 +70,7 @@ class Story:
             'cwd = "worktree"',
             "[bindings.agent]",
             f"command = {json.dumps([sys.executable, str(FAKE_AGENT), str(script)])}",
+            f"write = {json.dumps([str(state)])}",
             "[seats]",
             'implementer = "agent"',
             "[repair]",

@@ -19,12 +19,18 @@ def failres(top: Path, *args: str) -> subprocess.CompletedProcess:
                           timeout=120)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+def _live_seats(seat: Path) -> list[int]:
+    """Host pids of live (not zombie) processes running `seat`: inside the seat world a seat's
+    own pid is its namespace's, so the test finds it on the host by its command line."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and str(seat).encode() in (entry / "cmdline").read_bytes() and \
+                    (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
 
 
 def test_status_shows_the_holder_and_cancel_stops_it_from_another_clone(tmp_path: Path):
@@ -36,7 +42,7 @@ def test_status_shows_the_holder_and_cancel_stops_it_from_another_clone(tmp_path
         deadline = time.monotonic() + 120
         while not (marker.exists() and marker.read_text()) and runner.poll() is None and time.monotonic() < deadline:
             time.sleep(0.1)
-        seat_pid = int(marker.read_text())
+        assert _live_seats(tmp_path / "agents" / "seat.py")
         seen = failres(other, "status", "rr", "--remote", "origin", "--json")
         assert seen.returncode == 0, seen.stderr
         [row] = json.loads(seen.stdout)
@@ -56,7 +62,7 @@ def test_status_shows_the_holder_and_cancel_stops_it_from_another_clone(tmp_path
             runner.wait()
     assert runner.returncode == 1, err
     assert [(o["task"], o["state"]) for o in json.loads(out)] == [("t00", "interrupted")]
-    assert not _alive(seat_pid)
+    assert _live_seats(tmp_path / "agents" / "seat.py") == []
     events = read_journal(Store(runner_top), "rr").for_task("t00")
     assert [e["reason"] for e in events if e["type"] == "interrupted"] == ["cancel"]
     assert claim_history(bare, "t00")[0]["state"] == "cancelled"

@@ -46,6 +46,7 @@ def _register() -> None:
     from failres.cli import facts_cmds, knowledge_cmds, policy_cmds  # noqa: F401
     from failres.cli import learning_cmds  # noqa: F401
     from failres.cli import completion_cmds, config_cmds, gc_cmd, help_cmds  # noqa: F401
+    from failres.cli import doctor_cmd  # noqa: F401
 
 
 def _started_for_speed(args: list[str]) -> bool:

@@ -63,6 +63,8 @@ ENVIRONMENT = (
     ("GIT_PAGER, PAGER, GIT_PAGER_IN_USE", "The pager, chosen as git chooses it (see PAGER); a pager git "
                                            "started already is not started twice."),
     ("COLUMNS", "The width tables are fitted to when the terminal cannot be asked (behind a pager)."),
+    ("FAILRES_BWRAP", "The bubblewrap program the seat world uses (default: bwrap on PATH); git failres doctor "
+                      "says whether this machine gives a world."),
 )
 
 

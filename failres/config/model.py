@@ -124,6 +124,9 @@ def _failure_class_problem(name: str) -> str | None:
 
 # ---- the sections ----
 
+NETWORK_CHOICES = ("", "on", "off")
+
+
 @dataclass(frozen=True)
 class IntegrationConfig:
     """The branch tasks start from and land into."""
@@ -145,15 +148,6 @@ class WorktreesConfig:
 
     dir: str = setting("", kind=Text())
     keep: bool = setting(False, kind=Flag())
-
-
-@dataclass(frozen=True)
-class WorkspaceConfig:
-    """What a task workspace carries besides the task's tree."""
-
-    # Untracked files of the person's checkout (globs from the top, e.g. ".env") copied into
-    # every workspace before each seat and gate: never committed, never a violation.
-    include: tuple[str, ...] = setting((), kind=TextList())
 
 
 @dataclass(frozen=True)
@@ -197,6 +191,8 @@ class GateConfig:
                        check=placeholder_problem),
         factory=lambda: MappingProxyType({}),
     )
+    # "" follows [sandbox] network; "off" runs this gate (and its setup) with no network.
+    network: str = setting("", kind=Text(choices=NETWORK_CHOICES))
 
 
 @dataclass(frozen=True)
@@ -212,6 +208,36 @@ class BindingConfig:
                        check=seat_placeholder_problem),
         factory=lambda: MappingProxyType({}),
     )
+    # Inside the seat world: host paths this agent may read (its login, a toolchain), and
+    # its own network setting ("" follows [sandbox] network).
+    read: tuple[str, ...] = setting((), kind=TextList())
+    # Host paths it may write, at their own place (a cache it keeps between dispatches).
+    write: tuple[str, ...] = setting((), kind=TextList())
+    network: str = setting("", kind=Text(choices=NETWORK_CHOICES))
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """The seat world: where seats, workspace gates and setups run (`failres.sandbox`)."""
+
+    # "auto": wherever this machine gives one; "required": refuse to dispatch without
+    # one; "off": run as plain processes, with the tamper check as the only wall.
+    mode: str = setting("auto", kind=Text(choices=("auto", "required", "off")))
+    network: str = setting("on", kind=Text(choices=("on", "off")))
+    read: tuple[str, ...] = setting((), kind=TextList())
+
+
+@dataclass(frozen=True)
+class WorkspaceConfig:
+    """What of the person's checkout, beyond the task's tree, a workspace carries or sees."""
+
+    # Untracked environment dirs at the top of the checkout, visible read-only inside the
+    # world at their usual place; None: the usual ones (.venv/, venv/, node_modules/,
+    # .tox/, .nox/) where present. [] shows none (a setup makes the workspace's own).
+    environment: tuple[str, ...] | None = setting(None, kind=TextList())
+    # Untracked files of the person's checkout (globs from the top, e.g. ".env") copied into
+    # every workspace before each seat and gate: never committed, never a violation.
+    include: tuple[str, ...] = setting((), kind=TextList())
 
 
 @dataclass(frozen=True)
@@ -329,6 +355,7 @@ class Config:
     learning: LearningConfig = setting(kind=Section(LearningConfig), factory=LearningConfig)
     sync: SyncConfig = setting(kind=Section(SyncConfig), factory=SyncConfig)
     remote: RemoteConfig = setting(kind=Section(RemoteConfig), factory=RemoteConfig)
+    sandbox: SandboxConfig = setting(kind=Section(SandboxConfig), factory=SandboxConfig)
     workspace: WorkspaceConfig = setting(kind=Section(WorkspaceConfig), factory=WorkspaceConfig)
     # Not a key: the file these values came from, so later errors can name it.
     source: str = field(default=CONFIG_FILE, compare=False)

@@ -99,6 +99,8 @@ def agent_script() -> dict[str, list[dict]]:
 def config_text(agents_dir: str, fixer: str = "fixer") -> str:
     agent = json.dumps([sys.executable, f"{agents_dir}/agent.py"])[:-1]
     health = json.dumps([sys.executable, f"{agents_dir}/health.py"])
+    # The scripted agents count their turns beside themselves, in the seat world too.
+    write = json.dumps([agents_dir])
     return f"""# Made by `git failres demo`: scripted agents stand in for real ones.
 [integration]
 branch = "main"
@@ -115,14 +117,17 @@ timeout = "1m"
 command = {agent}, "implementer"]
 health = {health}
 timeout = "1m"
+write = {write}
 
 [bindings.fixer]
 command = {agent}, "fixer"]
 timeout = "1m"
+write = {write}
 
 [bindings.fixer-v2]
 command = {agent}, "fixer-v2"]
 timeout = "1m"
+write = {write}
 
 [seats]
 implementer = "implementer"

@@ -100,7 +100,7 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
 
     found = run_seat(config=run.config, seat=seat, binding_name=binding, cwd=workspace.path, prompt=prompt,
                      values=run.values(mode, attempt, prompt_file, dispatch_dir), marker=marker,
-                     cancelled=run.cancelled, on_start=started, live=log.open_live())
+                     cancelled=run.cancelled, on_start=started, live=log.open_live(), world=run.world)
     # Before anything else runs git: undo what the seat did outside its workspace, and
     # make sure the workspace is still the directory failres made before reading it.
     tamper = guard.undo(before, slug=run.slug, task=run.task.id)

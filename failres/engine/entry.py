@@ -53,6 +53,7 @@ def run_plan_file(engine: Engine, plan_path: Path, *, task_ids=(), patch: Path |
     from failres.config.loading import effective_policy_of
     from failres.engine.schedule import run_plan
     from failres.plan import load_plan
+    from failres.sandbox.before_run import announce_before_run
     from lessons.capacity import reclaim_full_stores
 
     plan = load_plan(plan_path, engine.config)
@@ -60,6 +61,7 @@ def run_plan_file(engine: Engine, plan_path: Path, *, task_ids=(), patch: Path |
         msg = f"patch file not found: {patch}"
         raise UsageError(msg)
     require_store(engine.store)
+    announce_before_run(engine.config, engine.top)  # refuses mode "required" without a world
     outcomes = run_plan(engine, plan, task_ids=task_ids, patch=patch.resolve() if patch else None, force=force,
                         jobs=jobs)
     # Bound the stores the run grew: once per run, not once per event; never fails the run.

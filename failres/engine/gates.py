@@ -10,7 +10,7 @@ fixer is dispatched to chase it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from failres.config.model import GateConfig, OutputConfig
@@ -43,21 +43,37 @@ def gate_env(values: Mapping[str, str], extra: Mapping[str, str] | None = None) 
 
 
 def run_gate_process(gate: GateConfig, judge: JudgeInvocation, *, env: Mapping[str, str],
-                     cancelled: Callable[[], bool], output: OutputConfig) -> GateRun:
+                     cancelled: Callable[[], bool], output: OutputConfig, world=None,
+                     workspace: Path | None = None) -> GateRun:
+    """Run the judge; in a `world` (judge and env already as the world sees them) from `workspace`."""
     # The gate is the person's own command: no supervisor (its process group still ends
-    # with it, and what left the group is swept).
-    result = run_process(judge.argv, cwd=Path(judge.cwd), env=env, stdin_data=None, timeout=gate.timeout,
+    # with it, and what left the group is swept). In a world its PID namespace ends with it too.
+    command, cwd = judge.argv, Path(judge.cwd)
+    if world is not None and workspace is not None:
+        command, cwd = tuple(world.wrap(judge.argv, env=env, network=gate.network)), workspace
+    result = run_process(command, cwd=cwd, env=env, stdin_data=None, timeout=gate.timeout,
                          head_bytes=output.head_bytes, tail_bytes=output.tail_bytes, cancelled=cancelled,
                          supervised=False)
+    result = replace(result, argv=tuple(judge.argv))
     meta = {"gate": gate.name, "argv": list(judge.argv), "cwd": judge.cwd, "exitCode": result.exit_code,
             "timedOut": result.timed_out, "durationMs": int(result.duration * 1000), "notFound": result.not_found}
     return GateRun(result, meta)
 
 
 def run_setup(gate: GateConfig, *, values: Mapping[str, str], cwd: Path, cancelled: Callable[[], bool],
-              output: OutputConfig) -> str | None:
-    """Run the gate's setup once in a new workspace; None when it worked, else what went wrong."""
-    result = run_process(render_command(gate.setup, values), cwd=cwd, env=gate_env(values, gate.env), stdin_data=None,
+              output: OutputConfig, world=None) -> str | None:
+    """Run the gate's setup once in a new workspace; None when it worked, else what went wrong.
+
+    It runs the workspace's code (a build, an install) like the gate: in the world, when
+    there is one, where the person's environment dirs are read-only.
+    """
+    if world is not None:
+        values = world.inside_values(values)
+    command = render_command(gate.setup, values)
+    env = gate_env(values, gate.env)
+    if world is not None:
+        command = world.wrap(command, env=env, network=gate.network)
+    result = run_process(command, cwd=cwd, env=env, stdin_data=None,
                          timeout=gate.timeout, head_bytes=output.head_bytes, tail_bytes=output.tail_bytes,
                          cancelled=cancelled, supervised=False)
     if result.exit_code == 0 and not result.timed_out:

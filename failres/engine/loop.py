@@ -43,6 +43,7 @@ from failres.errors import UsageError
 from failres.gitops.branches import ensure_task_branch, patch_tree
 from failres.gitops.verify import ObjectsPoisoned
 from failres.journal import read_journal
+from failres.sandbox.world import SeatWorld
 from failres.engine.dispatch_logs import RunLogs, run_id
 from lessons.redact import redact
 
@@ -106,6 +107,10 @@ class TaskRun(RunSteps):
         self.logs = RunLogs(self.engine.git_dir, self.slug, self.task.id, run)
         self.dispatch_root = self.workspace.path.parent / f"{self.task.id}.dispatch"
         try:
+            self.world = SeatWorld.for_task(self.config, top=self.engine.top, workspace=self.workspace.path,
+                                            git_dir=self.workspace.git_dir,
+                                            workspaces_root=self.engine.worktree_root(),
+                                            dispatch_root=self.dispatch_root)
             setup = self.run_setup()
             if setup is not None:
                 return self.quarantine(setup)

@@ -24,6 +24,7 @@ from failres.config.loading import worktrees_root
 from failres.decisions.records import COLLECTION, WAITING
 from failres.processes import reaper
 from failres.processes.process import ProcessResult, run_process
+from failres.sandbox.world import SeatWorld
 from failres.engine.state import recorded_task
 from failres.journal import read_journal
 from failres.engine.seats import seat_env, seat_values
@@ -119,8 +120,18 @@ def _run_resolver(top: Path, git_dir: Path, config: Config, binding_name: str, d
     try:
         values = seat_values({"worktree": str(workspace.path), "slug": slug, "task": task, "mode": "resolve",
                               "prompt_file": str(prompt_file), "attempt": "1", "dispatch_dir": str(dispatch_dir)})
-        result = run_process(render_command(binding.command, values), cwd=workspace.path,
-                             env=seat_env(values, binding.env), stdin_data=prompt.encode("utf-8"),
+        # The resolver is a seat like the others: in the seat world where there is one.
+        world = SeatWorld.for_task(config, top=top, workspace=workspace.path, git_dir=git_dir,
+                                   workspaces_root=root.parent, dispatch_root=dispatch_dir)
+        if world is not None:
+            values = world.inside_values(values)
+        command = render_command(binding.command, values)
+        env = seat_env(values, binding.env)
+        if world is not None:
+            command = world.wrap(command, env=env, network=binding.network, read=binding.read,
+                                 write=[str(dispatch_dir), *binding.write])
+        result = run_process(command, cwd=workspace.path,
+                             env=env, stdin_data=prompt.encode("utf-8"),
                              timeout=binding.timeout, head_bytes=config.output.head_bytes,
                              tail_bytes=config.output.tail_bytes)
     finally:

@@ -51,7 +51,7 @@ class RunSteps(RunContext):
         self.step("setup")
         self.workspace.handed_over()  # what setup made outside `keep`, or changed, is undone before the first seat
         found = run_setup(gate, values=self.values("implement", 1), cwd=self.workspace.path,
-                          cancelled=self.cancelled, output=self.config.output)
+                          cancelled=self.cancelled, output=self.config.output, world=self.world)
         self.check_stop()
         if found is None:
             return None
@@ -106,11 +106,16 @@ class RunSteps(RunContext):
         gate = self.config.gates.get(self.gate_name)
         if gate is None or self.workspace_path is None:
             return None
+        values = self.values(mode, attempt)
+        if self.world is not None:
+            # Inside the world the workspace stands at the repository top: {repo},
+            # {worktree} and either cwd are all that one place.
+            values = self.world.inside_values(values)
         try:
-            argv = render_command(gate.command, self.values(mode, attempt))
+            argv = render_command(gate.command, values)
         except ValueError:
             return None
-        cwd = str(self.engine.top if gate.cwd == "repo" else self.workspace_path)
+        cwd = str(self.engine.top if gate.cwd == "repo" or self.world is not None else self.workspace_path)
         return JudgeInvocation(tuple(argv), cwd)
 
     def run_gate(self, mode: str, attempt: int, *, preflight: bool = False) -> GateOutcome:
@@ -128,8 +133,11 @@ class RunSteps(RunContext):
         guard = None if gate.cwd == "repo" else Guard(self.engine.top, self.engine.git_dir,
                                                       store_ref=self.engine.store.ref, own=self.engine.own_moves)
         before = guard.capture() if guard is not None else None
-        found: GateRun = run_gate_process(gate, judge, env=gate_env(self.values(mode, attempt), gate.env),
-                                          cancelled=self.cancelled, output=self.config.output)
+        values = self.values(mode, attempt)
+        found: GateRun = run_gate_process(gate, judge, env=gate_env(values if self.world is None
+                                                                      else self.world.inside_values(values), gate.env),
+                                          cancelled=self.cancelled, output=self.config.output, world=self.world,
+                                          workspace=self.workspace.path)
         tamper = guard.undo(before, slug=self.slug, task=self.task.id) if guard is not None and before else None
         if tamper:
             what = [f"while gate {self.gate_name} ran: {line}" for line in tamper.what]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
@@ -76,23 +76,30 @@ def seat_values(values: Mapping[str, str]) -> dict[str, str]:
 
 def run_seat(*, config: Config, seat: str, binding_name: str, cwd: Path, prompt: str, values: Mapping[str, str],
              marker: str, cancelled: Callable[[], bool] | None, on_start: Callable[[int], None] | None,
-             live: BinaryIO | None) -> SeatRun:
+             live: BinaryIO | None, world=None) -> SeatRun:
     """Run the seat once in its workspace; read only its own words for scope requests.
 
     An agent whose recipe moves its config dir into `{dispatch_dir}` gets the person's
     login and settings linked in first, and a login it refreshed carried back after.
     `live`, when given, receives the output as it arrives and is closed at the end.
+    `world` (a `sandbox.world.SeatWorld`), when given, is where the seat runs: it sees
+    the workspace at the repository top, and its placeholders say so.
     """
     from failres.agents.homes import carry_back_logins, find_transcripts, prepare_agent_homes, transcript_places
 
     binding = config.bindings[binding_name]
-    own_values = seat_values(values)
+    own_values = seat_values(values if world is None else world.inside_values(values))
     argv = render_command(binding.command, own_values)
     env = seat_env(own_values, binding.env, marker=marker)
     links = prepare_agent_homes(env, os.environ, Path.home())
+    command = argv
+    if world is not None:
+        reads = [*binding.read, *world.agent_reads(argv[0], (link.source for link in links))]
+        command = world.wrap(argv, env=env, network=binding.network, read=reads,
+                             write=[values.get("dispatch_dir") or "", *binding.write])
     try:
         result = run_process(
-            argv,
+            command,
             cwd=cwd,
             env=env,
             stdin_data=prompt.encode("utf-8"),
@@ -108,6 +115,7 @@ def run_seat(*, config: Config, seat: str, binding_name: str, cwd: Path, prompt:
         if live is not None:
             live.close()
         carry_back_logins(links)
+    result = replace(result, argv=tuple(argv))  # the seat's own command, not the world's wrapping
     transcripts = tuple(path for _, path in find_transcripts(transcript_places(argv, env)))
     return SeatRun(seat, binding_name, result, own_requests(result.text, prompt), transcripts)
 

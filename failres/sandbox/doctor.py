@@ -1,0 +1,183 @@
+"""`git failres doctor`: what this machine gives failres, one line each, with a fix.
+
+A person setting failres up (or wondering why a run warned) wants one screen that
+says: is there a seat world here and if not why, are git and Python new enough, and
+can each configured agent start and is it logged in. Every check only looks — it
+starts no agent and writes nothing — so it is safe to run anywhere, inside a
+repository or not.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from failres.config.model import Config
+from failres.sandbox.probe import machine_sandbox
+
+MIN_PYTHON = (3, 11)
+MIN_GIT = (2, 31)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the report."""
+
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+    def as_json(self) -> dict:
+        return {"name": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix or None}
+
+
+@dataclass(frozen=True)
+class AgentCheck:
+    binding: str
+    program: str
+    path: str | None
+    logged_in: bool | None  # None: failres cannot tell for this program
+    login: str
+    fix: str
+
+    def line(self) -> Check:
+        ok = self.path is not None and self.logged_in is not False
+        where = f"{self.path}" if self.path else f"{self.program} is not on PATH"
+        return Check(f"agent {self.binding}", ok, f"{where}; {self.login}", self.fix)
+
+    def as_json(self) -> dict:
+        return {"binding": self.binding, "program": self.program, "onPath": self.path is not None,
+                "path": self.path, "loggedIn": self.logged_in, "login": self.login, "fix": self.fix or None}
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    checks: tuple[Check, ...]
+    agents: tuple[AgentCheck, ...]
+    sandbox: dict
+    git: str
+    python: str
+
+    def lines(self) -> list[Check]:
+        return [*self.checks, *(agent.line() for agent in self.agents)]
+
+    def document(self) -> dict:
+        return {"sandbox": self.sandbox, "git": {"version": self.git}, "python": {"version": self.python,
+                                                                                "executable": sys.executable},
+                "agents": [a.as_json() for a in self.agents], "checks": [c.as_json() for c in self.lines()]}
+
+
+def doctor_report(config: Config | None, environ: Mapping[str, str]) -> DoctorReport:
+    found = machine_sandbox()
+    checks = [Check("sandbox", found.available, found.why if found.available else f"no seat world: {found.why}",
+                    found.fix)]
+    if config is not None and config.sandbox.mode == "off":
+        checks[0] = Check("sandbox", found.available, f"{checks[0].detail} ([sandbox] mode = \"off\" here)",
+                          'set [sandbox] mode = "auto" to use it' if found.available else found.fix)
+    git_version = _git_version()
+    git_ok = git_version is not None and _numbers(git_version) >= MIN_GIT
+    checks.append(Check("git", git_ok, git_version or "git is not on PATH",
+                        "" if git_ok else f"install git {'.'.join(map(str, MIN_GIT))} or later"))
+    python_version = ".".join(map(str, sys.version_info[:3]))
+    python_ok = sys.version_info[:2] >= MIN_PYTHON
+    checks.append(Check("python", python_ok, f"{python_version} ({sys.executable})",
+                        "" if python_ok else "failres needs Python 3.11 or later"))
+    if config is None:
+        checks.append(Check("config", True, "not in a repository with .failres.toml: no agents to check "
+                            "(`git failres init --agent claude|codex|aider` writes one)"))
+    agents = tuple(_agent_check(name, binding.command, binding.env, environ)
+                   for name, binding in (config.bindings.items() if config is not None else ()))
+    return DoctorReport(tuple(checks), agents, found.as_json(), git_version or "", python_version)
+
+
+def _git_version() -> str | None:
+    try:
+        done = subprocess.run(["git", "--version"], capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    words = done.stdout.split()
+    return words[2] if len(words) >= 3 and done.returncode == 0 else None
+
+
+def _numbers(version: str) -> tuple[int, ...]:
+    parts = []
+    for word in version.split(".")[:3]:
+        digits = "".join(c for c in word if c.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+_INSTALL = {
+    "claude": "npm install -g @anthropic-ai/claude-code",
+    "codex": "npm install -g @openai/codex",
+    "aider": "pipx install aider-chat",
+}
+_KEYS = {
+    "claude": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"),
+    "codex": ("OPENAI_API_KEY", "CODEX_API_KEY"),
+    "aider": ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "DEEPSEEK_API_KEY", "OPENROUTER_API_KEY"),
+}
+_LOGIN_HINT = {
+    "claude": "run `claude` once and /login, or set ANTHROPIC_API_KEY",
+    "codex": "run `codex login`, or set OPENAI_API_KEY",
+    "aider": "set an API key (OPENAI_API_KEY, ANTHROPIC_API_KEY ...) or put one in ~/.aider.conf.yml",
+}
+
+
+def _agent_check(name: str, command: tuple[str, ...], env: Mapping[str, str],
+                 environ: Mapping[str, str]) -> AgentCheck:
+    program = command[0] if command else ""
+    path = None
+    if program and "{" not in program:
+        path = shutil.which(program, path=environ.get("PATH")) if os.sep not in program else (
+            program if os.access(program, os.X_OK) else None)
+    agent = next((a for a in _INSTALL if a in Path(program).name), None)
+    if agent is None:
+        return AgentCheck(name, program, path, None, "login not checked (not a known agent CLI)",
+                          "" if path else f"put {program} on PATH or name it by absolute path")
+    fix = "" if path else f"install it: {_INSTALL[agent]}"
+    logged_in, login = _login(agent, command, env, environ)
+    if not logged_in and not fix:
+        fix = _LOGIN_HINT[agent]
+    return AgentCheck(name, program, path, logged_in, login, fix)
+
+
+def _login(agent: str, command: tuple[str, ...], env: Mapping[str, str],
+           environ: Mapping[str, str]) -> tuple[bool, str]:
+    for key in _KEYS[agent]:
+        if env.get(key) or environ.get(key):
+            return True, f"logged in ({key} is set)"
+    home = Path(environ.get("HOME") or Path.home())
+    if agent == "aider":
+        if any(flag in command for flag in ("--api-key", "--openai-api-key", "--anthropic-api-key")):
+            return True, "logged in (an API key on its command line)"
+        for name in (".aider.conf.yml", ".env"):
+            if _mentions_key(home / name):
+                return True, f"logged in (an API key in ~/{name})"
+        return False, "not logged in: no API key found"
+    variable, default, files = (("CLAUDE_CONFIG_DIR", ".claude", (".credentials.json",)) if agent == "claude"
+                                else ("CODEX_HOME", ".codex", ("auth.json",)))
+    where = Path(environ[variable]).expanduser() if environ.get(variable) else home / default
+    for file in files:
+        if (where / file).is_file():
+            return True, f"logged in ({where / file})"
+    if agent == "claude" and _mentions(where / "settings.json", "apiKeyHelper"):
+        return True, f"logged in (an apiKeyHelper in {where / 'settings.json'})"
+    return False, f"not logged in: no {files[0]} in {where}"
+
+
+def _mentions_key(path: Path) -> bool:
+    return _mentions(path, "api-key") or _mentions(path, "API_KEY")
+
+
+def _mentions(path: Path, word: str) -> bool:
+    try:
+        return word in path.read_text(encoding="utf-8", errors="replace")[:65536]
+    except OSError:
+        return False

@@ -1,0 +1,68 @@
+"""`git failres doctor`: the seat world, git, Python and each configured agent, one line each."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+from conftest import run_failres
+from failres.sandbox import probe
+
+
+def doctor(cwd: Path, *args: str, **extra: str):
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("FAILRES_")}, **extra}
+    return run_failres(cwd, "doctor", *args, env=env)
+
+
+def test_doctor_says_whether_this_machine_gives_a_seat_world(tmp_path: Path) -> None:
+    proc = doctor(tmp_path, "--json")
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)
+    expected = probe.machine_sandbox()
+    assert found["sandbox"] == {"available": expected.available, "kind": expected.kind or None,
+                                "why": expected.why}
+    assert found["python"]["version"].startswith("3.")
+    assert found["git"]["version"][0].isdigit()
+    assert found["agents"] == []
+
+
+def test_without_bubblewrap_doctor_says_why_and_how_to_fix_it(tmp_path: Path) -> None:
+    proc = doctor(tmp_path, FAILRES_BWRAP="/nonexistent/bwrap")
+    line = next(line for line in proc.stdout.splitlines() if line.split()[1:2] == ["sandbox"])
+    assert line.startswith("no ") and "bubblewrap (/nonexistent/bwrap) is not installed" in line
+    assert "fix: install it: apt-get install bubblewrap" in proc.stdout
+    assert json.loads(doctor(tmp_path, "--json", FAILRES_BWRAP="/nonexistent/bwrap").stdout)["sandbox"][
+        "available"] is False
+
+
+def test_doctor_checks_each_configured_agent_on_path_and_its_login(repo: Path, tmp_path: Path,
+                                                                   isolated_home: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    claude = bin_dir / "claude"
+    claude.write_text("#!/bin/sh\n")
+    claude.chmod(claude.stat().st_mode | stat.S_IEXEC)
+    (repo / ".failres.toml").write_text(
+        '[bindings.claude]\ncommand = ["claude", "-p"]\n[bindings.codex]\ncommand = ["codex", "exec"]\n')
+    path = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    env["PATH"] = path
+    found = json.loads(run_failres(repo, "doctor", "--json", env=env).stdout)
+    agents = {a["binding"]: a for a in found["agents"]}
+    assert agents["claude"]["onPath"] is True and agents["claude"]["loggedIn"] is False
+    assert "/login" in agents["claude"]["fix"]
+    assert agents["codex"]["onPath"] is False and "npm install -g @openai/codex" in agents["codex"]["fix"]
+    (isolated_home / ".claude").mkdir()
+    (isolated_home / ".claude" / ".credentials.json").write_text("{}")
+    found = json.loads(run_failres(repo, "doctor", "--json", env=env).stdout)
+    assert {a["binding"]: a for a in found["agents"]}["claude"]["loggedIn"] is True
+    text = run_failres(repo, "doctor", env=env).stdout
+    assert any(line.startswith("no ") and "agent codex" in line for line in text.splitlines())
+
+
+def test_doctor_in_a_repository_with_a_broken_configuration_names_it(repo: Path) -> None:
+    (repo / ".failres.toml").write_text("[sandbox]\nmode = 3\n")
+    proc = doctor(repo)
+    assert proc.returncode == 2 and proc.stderr.startswith("error: ") and "sandbox.mode" in proc.stderr

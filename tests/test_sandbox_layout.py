@@ -1,0 +1,63 @@
+"""The world's mount plan as bubblewrap's words (pure): the order is the guarantee."""
+
+from __future__ import annotations
+
+from failres.sandbox.layout import OBJECTS_INSIDE, SystemEntry, WorldPlan, layout_argv, ordered
+
+
+def plan(**overrides) -> WorldPlan:
+    values = dict(top="/home/p/proj", workspace="/home/p/.cache/failres/workspaces/proj-1/s/t1", home="/home/p",
+                  cwd="/home/p/proj", system=(SystemEntry("/usr"), SystemEntry("/bin", "usr/bin")),
+                  readable=("/home/p/.local", "/home/p/.local/bin", "/opt/node"),
+                  writable=("/home/p/.cache/failres/workspaces/proj-1/s/t1.dispatch/1",),
+                  environment=(".venv",), objects="/home/p/proj/.git/objects",
+                  alternates="/home/p/.cache/failres/workspaces/proj-1/s/t1.dispatch/world/alternates")
+    values.update(overrides)
+    return WorldPlan(**values)
+
+
+def position(words: list[str], *wanted: str) -> int:
+    for index in range(len(words) - len(wanted) + 1):
+        if tuple(words[index:index + len(wanted)]) == wanted:
+            return index
+    raise AssertionError(f"{wanted} not in {words}")
+
+
+def test_the_workspace_is_mounted_at_the_repository_top_after_the_private_home():
+    words = layout_argv(plan(), "bwrap", ["agent"])
+    home = position(words, "--tmpfs", "/home/p")
+    workspace = position(words, "--bind", plan().workspace, "/home/p/proj")
+    assert home < workspace
+    assert position(words, "--ro-bind-try", "/home/p/.local", "/home/p/.local") > home
+
+
+def test_the_persons_environment_dirs_and_objects_come_read_only_after_the_workspace():
+    words = layout_argv(plan(), "bwrap", ["agent"])
+    workspace = position(words, "--bind", plan().workspace, "/home/p/proj")
+    assert position(words, "--ro-bind-try", "/home/p/proj/.venv", "/home/p/proj/.venv") > workspace
+    assert position(words, "--ro-bind", "/home/p/proj/.git/objects", OBJECTS_INSIDE) > workspace
+    assert position(words, "--ro-bind-try", plan().alternates, "/home/p/proj/.git/objects/info/alternates") > workspace
+
+
+def test_a_seat_is_in_its_own_pid_namespace_and_dies_with_its_parent():
+    words = layout_argv(plan(), "bwrap", ["agent", "--flag"])
+    assert words[:4] == ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid"]
+    assert words[-3:] == ["--", "agent", "--flag"]
+    assert position(words, "--chdir", "/home/p/proj") < len(words) - 3
+    assert "--unshare-net" not in words
+
+
+def test_network_off_unshares_the_network():
+    assert "--unshare-net" in layout_argv(plan(network=False), "bwrap", ["agent"])
+
+
+def test_a_path_below_another_readable_path_is_not_bound_again():
+    assert ordered(["/home/p/.local/bin", "/home/p/.local", "/opt/x", "/opt/x/"]) == ["/opt/x", "/home/p/.local"]
+
+
+def test_system_links_stay_links_and_scratch_dirs_are_private():
+    words = layout_argv(plan(), "bwrap", ["agent"])
+    assert position(words, "--symlink", "usr/bin", "/bin") >= 0
+    for scratch in ("/tmp", "/var/tmp", "/run"):
+        assert position(words, "--tmpfs", scratch) >= 0
+    assert position(words, "--dev", "/dev", "--proc", "/proc") >= 0
