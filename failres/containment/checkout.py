@@ -43,7 +43,10 @@ MAX_KEPT_TOTAL = 256 * 1024 * 1024
 # changes its ctime, which `core.trustctime=false` in the person's config would ignore).
 _READ_ONLY = ("core.fsmonitor=false", "core.hooksPath=/dev/null", "core.trustctime=true",
               "core.checkStat=default", "core.untrackedCache=false")
-_STATUS = ("status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all")
+# Ignored files too, each by name: a `.env`, a `__pycache__/*.pyc` the next test run
+# imports, a `conftest.py` hidden through the global excludes.
+_STATUS = ("status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignored=matching", "--no-renames",
+           "--ignore-submodules=all")
 
 Fingerprint = tuple[int, int, int, int, int] | None  # mode, size, mtime_ns, ctime_ns, inode; None: absent
 

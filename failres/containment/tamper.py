@@ -41,6 +41,7 @@ import pygit2
 from failres.gitops.git import try_git
 from failres import beneath
 from failres.containment import checkout as checkout_guard
+from failres.containment import gitconfig_files, linked
 from failres.containment.checkout import CheckoutState
 from failres.containment.evidence import Evidence
 
@@ -90,6 +91,7 @@ class RepoState:
     file_sizes: Mapping[str, tuple[int, int]]  # absolute path -> (size, mtime_ns), for large ones
     checkout: CheckoutState | None  # the person's checkout; None when the repository has no work tree
     dirs: frozenset[str] = frozenset()  # which of the plantable git-dir directories existed
+    linked: Mapping[str, CheckoutState] = field(default_factory=dict)  # linked worktree's git dir -> its checkout
 
 
 @dataclass
@@ -119,7 +121,7 @@ class Guard:
     def capture(self) -> RepoState:
         files, sizes = self._guarded_files()
         dirs = frozenset(d for d in _PLANTABLE if os.path.lexists(self.git_dir / d))
-        return RepoState(self._refs(), files, sizes, self._checkout(), dirs)
+        return RepoState(self._refs(), files, sizes, self._checkout(), dirs, linked.capture(self.git_dir))
 
     def _refs(self) -> dict[str, str]:
         repo = pygit2.Repository(str(self.git_dir))
@@ -138,7 +140,8 @@ class Guard:
 
     def guarded_paths(self) -> list[Path]:
         """Every file a seat must not change, as it is now (planted files show up next time)."""
-        paths = [self.git_dir / "config", self.git_dir / "config.worktree"]
+        configs = gitconfig_files.config_files(self.git_dir)
+        paths = [*configs, *gitconfig_files.excludes_and_attributes(configs), *gitconfig_files.module_files(self.git_dir)]
         paths += self._git_dir_files()
         for directory in (self.hooks_dir, *(self.git_dir / d for d in _GUARDED_DIRS)):
             if directory.is_dir():
@@ -148,8 +151,7 @@ class Guard:
                     dirs[:] = [d for d in dirs if f"{relative}/{d}" not in _OWN_LOGS
                                and not _OWN_CACHE_LOGS.match(f"{relative}/{d}")]
                     paths += [Path(root) / name for name in names]
-        paths += _global_config_files()
-        return paths
+        return list(dict.fromkeys(paths))
 
     def _git_dir_files(self) -> list[Path]:
         """The files at the top of the git dir that git reads as state: MERGE_HEAD, shallow, ..."""
@@ -210,6 +212,8 @@ class Guard:
             tamper.what.append(f"{self._shown(planted)} was planted: removed")
         self._undo_refs(before, tamper)
         self._undo_checkout(before, tamper, evidence)
+        if before.linked:
+            tamper.what += linked.undo(self.git_dir, before.linked, evidence, self._shown)
         return tamper
 
     def _undo_files(self, before: RepoState, tamper: Tamper, evidence: Evidence) -> None:
@@ -361,18 +365,6 @@ def _describe_ref_change(name: str, old: str | None, new: str | None) -> str:
     if new is None:
         return f"{name} was deleted (was {short(old)})"
     return f"{name} was moved from {short(old)} to {short(new)}"
-
-
-def _global_config_files() -> list[Path]:
-    found = []
-    explicit = os.environ.get("GIT_CONFIG_GLOBAL")
-    if explicit:
-        found.append(Path(explicit))
-    else:
-        found.append(Path.home() / ".gitconfig")
-        xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-        found.append(Path(xdg) / "git" / "config")
-    return found
 
 
 def _write_back(path: Path, data: bytes) -> None:

@@ -254,6 +254,9 @@ class TaskRun(RunSteps):
             failure = self.classify_seat_failure(found, seat)
             if failure.fail_class == WRAPPER_ENGINE_DOWN and not probed:
                 probed = True
-                if self.probe(seat):
+                healthy = self.probe(seat)
+                if isinstance(healthy, Failure):
+                    return healthy
+                if healthy:
                     continue  # healthy again: that dispatch once more
             return failure

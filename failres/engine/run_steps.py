@@ -73,8 +73,14 @@ class RunSteps(RunContext):
         reason = verdict.reason if verdict else "the seat failed"
         return Failure(fail_class, f"{seat} {reason}\n{result.text}", snapshot=found.snapshot())
 
-    def probe(self, seat: str) -> bool:
-        """Probe the seat's binding as the seat would run: its environment, its agent home."""
+    def probe(self, seat: str) -> bool | Failure:
+        """Probe the seat's binding as the seat would run: its environment, its agent home.
+
+        The health command runs in the workspace, so only once it is put back to the
+        task's tree (never on the files the failed seat left), and under the tamper
+        check like a seat: what it changes in the person's repository is undone and
+        quarantines the task.
+        """
         from failres.agents.homes import carry_back_logins, prepare_agent_homes
         from failres.gitops.workspace import remove_tree
 
@@ -94,13 +100,26 @@ class RunSteps(RunContext):
         remove_tree(probe_dir)
         probe_dir.mkdir(parents=True)
         env = seat_env(seat_values(self.values("implement", 1, dispatch_dir=probe_dir)), binding.env)
+        gate = self.config.gates.get(self.gate_name)
+        problem = self.put_back(gate.keep if gate else ())
+        if problem is not None:
+            return problem
+        self.workspace.handed_over()
+        guard = Guard(self.engine.top, self.engine.git_dir, store_ref=self.engine.store.ref, own=self.engine.own_moves)
+        before = guard.capture()
         links = prepare_agent_homes(env, os.environ, Path.home())
         try:
-            return probe_until_healthy(binding, attempts=self.config.probe.attempts,
-                                       backoff=self.config.probe.backoff, cwd=self.workspace.path, env=env,
-                                       sleep=sleep, record=record)
+            healthy = probe_until_healthy(binding, attempts=self.config.probe.attempts,
+                                          backoff=self.config.probe.backoff, cwd=self.workspace.path, env=env,
+                                          sleep=sleep, record=record)
         finally:
             carry_back_logins(links)
+            tamper = guard.undo(before, slug=self.slug, task=self.task.id)
+        if tamper:
+            what = [f"while {name}'s health command ran: {line}" for line in tamper.what]
+            self.journal("seat-tamper", what=what)
+            return Failure(SEAT_TAMPER, "; ".join(what))
+        return healthy
 
     def judge(self, mode: str, attempt: int) -> JudgeInvocation | None:
         gate = self.config.gates.get(self.gate_name)

@@ -45,28 +45,19 @@ from failres.gitops.workspace_files import (
     default_root,
     identity,
     leads_into,
+    odd_entries,
     remove_nested_git_dirs,
     remove_tree,
     restore_permissions,
     seat_config,
+    shown_name,
+    TRUSTED_READ,
     unlink_inside,
 )
 
 __all__ = ["Checked", "ObjectsPoisoned", "Workspace", "WorkspaceReplaced", "claim_workspace_path", "default_root",
            "remove_tree", "shown_name"]
 
-# Settings that make git read a work tree on failres's terms, whatever the person's or
-# the seat's configuration says: no fsmonitor daemon or hook, no untracked cache whose
-# directory mtimes a seat could rewind, no sparse checkout that would mark paths
-# skip-worktree, no split index spread over shared files.
-_TRUSTED_READ = (
-    "core.fsmonitor=false",
-    "core.untrackedCache=false",
-    "core.sparseCheckout=false",
-    "core.splitIndex=false",
-    "core.trustctime=true",
-    "core.checkStat=default",
-)
 REGISTRY = "failres/workspaces"
 
 
@@ -78,6 +69,7 @@ class Checked:
     undecodable: tuple[str, ...]  # names that are not UTF-8, as shown (escaped)
     symlinks: dict[str, str]  # changed paths that are symlinks -> their target
     raw: dict[str, str] = field(default_factory=dict)  # shown name -> the name on disk, where they differ
+    odd: dict[str, str] = field(default_factory=dict)  # path -> what git cannot record there (a FIFO, a repository)
 
 
 class WorkspaceReplaced(GitError):
@@ -127,7 +119,7 @@ class Workspace:
         }
 
     def git(self, args: Sequence[str], *, index: Path | None = None, stdin: bytes | None = None) -> bytes:
-        return run_git(self.path, args, env=self._env(index), stdin=stdin, config=_TRUSTED_READ)
+        return run_git(self.path, args, env=self._env(index), stdin=stdin, config=TRUSTED_READ)
 
     # ── creating and removing ────────────────────────────────────────────
 
@@ -258,7 +250,7 @@ class Workspace:
     def status(self) -> StatusReport:
         self._require_intact()
         self._restore_private_index()
-        raw = self.git([*STATUS_ARGS])
+        raw = self.git([*STATUS_ARGS[:-1], "--ignore-submodules=all"])
         return parse_status(raw)
 
     def check(self) -> Checked:
@@ -287,7 +279,8 @@ class Workspace:
             full = self.path / path
             if full.is_symlink():
                 links[path] = os.readlink(full)
-        return Checked(tuple(sorted(shown)), tuple(undecodable), links, raw)
+        odd = {shown_name(path): what for path, what in odd_entries(self.path).items()}
+        return Checked(tuple(sorted(shown)), tuple(undecodable), links, raw, odd)
 
     # ── building trees ───────────────────────────────────────────────────
 
@@ -402,15 +395,6 @@ class Workspace:
         # git reaches a gate). `.git` at the top is never listed by git, so it stays.
         self.git(["clean", "-ffdxq", *exclude])
         remove_nested_git_dirs(self.path)
-
-
-def shown_name(path: str) -> str:
-    """A path as it can be recorded: undecodable bytes become visible `\\xNN` escapes."""
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return os.fsencode(path).decode("utf-8", "backslashreplace")
-    return path
 
 
 def _kept(path: str, keep: Sequence[str]) -> bool:

@@ -1,0 +1,118 @@
+"""failres's own git never runs code a seat wrote: nested repositories with filters of their own,
+filters in a file the person's config includes, odd files in scope, and the engine-down probe.
+
+Each test asserts what the person keeps: `main` where it was, no hook planted, the
+file the seat wrote outside its workspace gone.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import git
+from project import FIXED, Project
+from test_containment import quarantined, run
+
+FIX = {"write": {"src/calc.py": FIXED}}
+TOP = 'top=$(dirname "$(dirname "$(head -1 .git/objects/info/alternates)")")'
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    return Project.create(tmp_path)
+
+
+def hostile_filter(project: Project) -> str:
+    """A clean filter that moves the person's main and plants a hook, then passes its input through."""
+    other = project.top.parent / "other-commit"
+    script = project.top.parent / "evil-filter.sh"
+    script.write_text("\n".join([
+        "#!/bin/sh",
+        f"git -C {project.top} update-ref refs/heads/main $(cat {other}) >/dev/null 2>&1",
+        f"printf '#!/bin/sh\\necho planted\\n' > {project.top}/.git/hooks/post-merge",
+        f"chmod +x {project.top}/.git/hooks/post-merge",
+        "cat",
+    ]) + "\n")
+    script.chmod(0o755)
+    tree = git(project.top, "write-tree").strip()
+    other.write_text(git(project.top, "commit-tree", "-m", "seat", tree).strip())
+    return str(script)
+
+
+def assert_person_untouched(project: Project, main: str) -> None:
+    assert git(project.top, "rev-parse", "main").strip() == main
+    assert not (project.top / ".git" / "hooks" / "post-merge").exists()
+    # The person's next status runs nothing of the seat's either.
+    git(project.top, "status", "--porcelain")
+    assert git(project.top, "rev-parse", "main").strip() == main
+    assert not (project.top / ".git" / "hooks" / "post-merge").exists()
+
+
+def test_a_nested_repository_with_a_clean_filter_in_scope_runs_nothing_and_is_quarantined(project: Project, cli):
+    main = git(project.top, "rev-parse", "main").strip()
+    script = hostile_filter(project)
+    nested = "; ".join([
+        "git init -q vendor/sub", "echo one > vendor/sub/f", "git -C vendor/sub add f",
+        "git -C vendor/sub -c user.name=s -c user.email=s@s commit -qm one",
+        f"git -C vendor/sub config filter.evil.clean {script}",
+        "echo '* filter=evil' > vendor/sub/.gitattributes", "echo two > vendor/sub/f",
+    ])
+    # The implementer commits a nested repository; the fixer re-creates its `.git` with a filter.
+    project.configure(implementer=[{"shell": [nested]}], fixer=[{**FIX, "shell": [nested]}] * 3)
+    result = run(cli, project, files=["src/calc.py", "vendor/**"])
+    assert_person_untouched(project, main)
+    assert result.code == 1, result.err
+    failure = quarantined(project)
+    assert failure["failClass"] == "seat-tamper" and "vendor/sub is a nested git repository" in failure["message"]
+    assert "vendor/sub" not in git(project.top, "rev-list", "--objects", "--all")
+
+
+def test_a_filter_in_a_file_the_persons_config_includes_is_put_back_before_failres_reads(project: Project, cli):
+    main = git(project.top, "rev-parse", "main").strip()
+    script = hostile_filter(project)
+    home = Path(os.environ["HOME"])
+    (home / ".gitconfig").write_text("[include]\n\tpath = ~/.gitconfig.local\n")
+    local = home / ".gitconfig.local"
+    project.configure(implementer=[{**FIX, "shell": [
+        f"printf '[filter \"evil\"]\\n\\tclean = {script}\\n' > {local}",
+        "echo '* filter=evil' > src/.gitattributes"]}])
+    result = run(cli, project, files=["src/calc.py", "src/.gitattributes"])
+    assert_person_untouched(project, main)
+    assert result.code == 1
+    assert not local.exists()
+    assert quarantined(project)["failClass"] == "seat-tamper"
+
+
+def test_a_tracked_file_turned_into_a_fifo_is_a_quarantine_not_an_interrupted_run(project: Project, cli):
+    project.configure(implementer=[{"shell": ["rm src/calc.py && mkfifo src/calc.py"]}])
+    result = run(cli, project)
+    assert result.code == 1, result.err
+    failure = quarantined(project)
+    assert failure["failClass"] == "seat-tamper" and "src/calc.py is a FIFO" in failure["message"]
+    assert "interrupted" not in project.types()
+
+
+def test_an_empty_nested_repository_in_scope_is_a_quarantine(project: Project, cli):
+    project.configure(implementer=[{**FIX, "shell": ["git init -q src/inner"]}])
+    assert run(cli, project, files=["src/**"]).code == 1
+    assert "src/inner is a nested git repository" in quarantined(project)["message"]
+    assert "interrupted" not in project.types()
+
+
+def test_the_health_probe_runs_on_the_put_back_workspace_under_the_tamper_check(project: Project, cli):
+    main = git(project.top, "rev-parse", "main").strip()
+    script = hostile_filter(project)
+    # The seat leaves a `health.py` in its workspace and reports its engine down; the
+    # binding's health command runs `health.py` from the workspace.
+    evil = f"import subprocess; subprocess.run(['{script}'], stdin=subprocess.DEVNULL)\n"
+    project.configure(
+        implementer=[{"write": {"src/health.py": evil}, "print": "Error: 503 Service Unavailable", "exit": 1}] * 3,
+        health=[sys.executable, "-c", "import os,runpy; os.path.exists('src/health.py') and runpy.run_path('src/health.py')"],
+        extra='[engine_down]\npatterns = ["503 Service Unavailable"]\n')
+    run(cli, project, files=["src/calc.py", "src/health.py"])
+    assert_person_untouched(project, main)
+    assert [e for e in project.events() if e["type"] == "repair"], project.types()
