@@ -1,8 +1,9 @@
 """Running the gate (the judge) and its one-time setup.
 
 The gate is the person's own command, so it is trusted with the repository's path
-(`{repo}`, `FAILRES_REPO`); it runs in a session of its own whose whole process group
-ends with it, and anything that left the group is swept by failres as subreaper. A gate whose program cannot be started at all (missing, not
+(`{repo}`, `FAILRES_REPO`); it runs the seat's code, so it runs under a supervisor as
+a seat does: nothing it starts outlives it, and a writing failres command run below it
+is refused (`processes.ancestry`). A gate whose program cannot be started at all (missing, not
 executable) is a configuration error, not a red verdict: `gate-unavailable`, and no
 fixer is dispatched to chase it.
 """
@@ -44,11 +45,11 @@ def gate_env(values: Mapping[str, str], extra: Mapping[str, str] | None = None) 
 
 def run_gate_process(gate: GateConfig, judge: JudgeInvocation, *, env: Mapping[str, str],
                      cancelled: Callable[[], bool], output: OutputConfig) -> GateRun:
-    # The gate is the person's own command: no supervisor (its process group still ends
-    # with it, and what left the group is swept).
+    # The gate is the person's command, but it runs the code the seat wrote: under a
+    # supervisor like a seat's, so nothing it starts outlives it, and so a writing
+    # command that code runs (`git failres decide`) is refused as a seat's would be.
     result = run_process(judge.argv, cwd=Path(judge.cwd), env=env, stdin_data=None, timeout=gate.timeout,
-                         head_bytes=output.head_bytes, tail_bytes=output.tail_bytes, cancelled=cancelled,
-                         supervised=False)
+                         head_bytes=output.head_bytes, tail_bytes=output.tail_bytes, cancelled=cancelled)
     meta = {"gate": gate.name, "argv": list(judge.argv), "cwd": judge.cwd, "exitCode": result.exit_code,
             "timedOut": result.timed_out, "durationMs": int(result.duration * 1000), "notFound": result.not_found}
     return GateRun(result, meta)
@@ -59,7 +60,7 @@ def run_setup(gate: GateConfig, *, values: Mapping[str, str], cwd: Path, cancell
     """Run the gate's setup once in a new workspace; None when it worked, else what went wrong."""
     result = run_process(render_command(gate.setup, values), cwd=cwd, env=gate_env(values, gate.env), stdin_data=None,
                          timeout=gate.timeout, head_bytes=output.head_bytes, tail_bytes=output.tail_bytes,
-                         cancelled=cancelled, supervised=False)
+                         cancelled=cancelled)
     if result.exit_code == 0 and not result.timed_out:
         return None
     if result.not_found:
