@@ -104,6 +104,9 @@ def _dispatch(args: list[str]) -> object:
         _refuse_seats(args)
     from failres.cli.app import app
 
+    from failres.containment import moves
+
+    moves.install()  # every store move of this command noted: a live run never takes it for a seat's
     return app(args=args, prog_name=PROGRAM, standalone_mode=False)
 
 

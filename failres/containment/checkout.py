@@ -100,6 +100,23 @@ def capture(top: Path, git_dir: Path) -> CheckoutState:
     return CheckoutState(raw, prints, kept, index, fingerprint(index_file))
 
 
+def after_merge(top: Path, git_dir: Path, before: CheckoutState, old: str, new: str) -> CheckoutState:
+    """The record `before` as a person's `land` from `old` to `new` left it: the index that merge wrote.
+
+    The merge changed tracked files and the index; with the new index as the record, a
+    file the merge wrote matches it, and one the seat changed is put back to the merge's
+    version, not to what it was before the merge.
+    """
+    from dataclasses import replace
+
+    index_file = git_dir / "index"
+    try:
+        index = index_file.read_bytes()
+    except OSError:
+        return before
+    return replace(before, index=index, index_print=fingerprint(index_file))
+
+
 def _read(path: Path, limit: int) -> bytes | None:
     try:
         info = path.lstat()
