@@ -116,3 +116,34 @@ def test_the_health_probe_runs_on_the_put_back_workspace_under_the_tamper_check(
     run(cli, project, files=["src/calc.py", "src/health.py"])
     assert_person_untouched(project, main)
     assert [e for e in project.events() if e["type"] == "repair"], project.types()
+
+
+FORGE = """
+import os, sys, zlib, subprocess
+top, path = sys.argv[1], sys.argv[2]
+oid = subprocess.run(["git", "-C", top, "rev-parse", "main:" + path], capture_output=True, text=True).stdout.strip()
+text = b"print('1 passed')\\n"
+loose = os.path.join(top, ".git", "objects", oid[:2], oid[2:])
+os.makedirs(os.path.dirname(loose), exist_ok=True)
+if os.path.exists(loose):
+    os.chmod(loose, 0o644)
+    os.unlink(loose)
+with open(loose, "wb") as out:
+    out.write(zlib.compress(b"blob %d\\0" % len(text) + text))
+"""
+
+
+@pytest.mark.parametrize("packed", [False, True], ids=["loose", "packed"])
+def test_a_forged_loose_object_of_an_unchanged_file_is_found_and_the_true_one_comes_back(
+        project: Project, cli, packed: bool):
+    from project import CHECK
+
+    if packed:
+        git(project.top, "gc", "-q")
+    forge = project.agents / "forge.py"
+    forge.write_text(FORGE)
+    project.configure(implementer=[{**FIX, "shell": [f'{TOP}; {sys.executable} {forge} "$top" tests/check.py']}])
+    run(cli, project)
+    assert git(project.top, "show", "main:tests/check.py") == CHECK
+    git(project.top, "fsck", "--full", "--no-dangling")
+    assert quarantined(project)["failClass"] == "seat-tamper"

@@ -44,7 +44,7 @@ import pygit2
 from failres.gitops.git import try_git
 from failres import beneath
 from failres.containment import checkout as checkout_guard
-from failres.containment import gitconfig_files, linked, moves, store_history
+from failres.containment import gitconfig_files, linked, moves, objects, store_history
 from failres.containment.checkout import CheckoutState
 from failres.containment.evidence import Evidence
 
@@ -120,12 +120,14 @@ class Guard:
         # rewrites core.hooksPath has its config put back, and the old directory checked.
         self.hooks_dir = self._hooks_dir()
         self._window = moves.Window(git_dir)
+        self._objects = objects.ObjectWatch(git_dir)
         moves.install()
 
     # ── recording ────────────────────────────────────────────────────────
 
     def capture(self) -> RepoState:
         self._window = moves.Window(self.git_dir)
+        self._objects = objects.ObjectWatch(self.git_dir)
         files, sizes = self._guarded_files()
         dirs = frozenset(d for d in _PLANTABLE if os.path.lexists(self.git_dir / d))
         return RepoState(self._refs(), files, sizes, self._checkout(), dirs, linked.capture(self.git_dir))
@@ -212,6 +214,7 @@ class Guard:
         """Compare with `before`, put back every difference, and say what it was."""
         tamper = Tamper()
         evidence = Evidence(self.git_dir, slug, task)
+        tamper.what += self._objects.check(evidence.keep)
         moved = self._moved_by_failres(before)
         # Files first: git reads the config and hooks that the rest of the undo runs with.
         self._undo_files(before, tamper, evidence, skip=_logs_of(self.git_dir, moved, before.refs.get("HEAD")))

@@ -387,6 +387,10 @@ class Workspace:
         return True
 
     def _put_back(self, tree: str, keep: Sequence[str]) -> None:
+        # The files git is about to write come from their objects: each one's hash is
+        # checked first, so a loose object forged in place never reaches a gate.
+        dirty = self.git(["diff-files", "--name-only", "-z", "--ignore-submodules=all"])
+        verify_objects(self.git_dir, tree, [os.fsdecode(p) for p in dirty.split(b"\0") if p])
         self.git(["read-tree", "--reset", "-u", tree])
         exclude = []
         for pattern in keep:
