@@ -1,9 +1,9 @@
 """Running the gate (the judge) and its one-time setup.
 
 The gate is the person's own command, so it is trusted with the repository's path
-(`{repo}`, `FAILRES_REPO`); it runs the seat's code, so it runs under a supervisor as
-a seat does: nothing it starts outlives it, and a writing failres command run below it
-is refused (`processes.ancestry`). A gate whose program cannot be started at all (missing, not
+(`{repo}`, `FAILRES_REPO`); it runs the seat's code, so its whole process tree is
+frozen and killed when it ends, and a writing failres command run below it is refused
+as a seat's is (its environment carries `GATE_MARKER`, see `processes.ancestry`). A gate whose program cannot be started at all (missing, not
 executable) is a configuration error, not a red verdict: `gate-unavailable`, and no
 fixer is dispatched to chase it.
 """
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from failres.config.model import GateConfig, OutputConfig
+from failres.processes.ancestry import GATE_MARKER
 from failres.processes.process import ProcessResult, run_process
 from failres.engine.prompts import JudgeInvocation
 from failres.engine.seats import seat_env
@@ -40,16 +41,18 @@ def gate_env(values: Mapping[str, str], extra: Mapping[str, str] | None = None) 
     (the person wrote the gate)."""
     env = seat_env(values, extra or {})
     env["FAILRES_REPO"] = values["repo"]
+    env[GATE_MARKER] = "1"
     return env
 
 
 def run_gate_process(gate: GateConfig, judge: JudgeInvocation, *, env: Mapping[str, str],
                      cancelled: Callable[[], bool], output: OutputConfig) -> GateRun:
-    # The gate is the person's command, but it runs the code the seat wrote: under a
-    # supervisor like a seat's, so nothing it starts outlives it, and so a writing
-    # command that code runs (`git failres decide`) is refused as a seat's would be.
+    # The gate is the person's command: no supervisor (its whole tree is frozen and
+    # killed when it ends, and what left it is swept). Its environment carries a gate
+    # marker, so a writing command the seat's code runs below it is refused.
     result = run_process(judge.argv, cwd=Path(judge.cwd), env=env, stdin_data=None, timeout=gate.timeout,
-                         head_bytes=output.head_bytes, tail_bytes=output.tail_bytes, cancelled=cancelled)
+                         head_bytes=output.head_bytes, tail_bytes=output.tail_bytes, cancelled=cancelled,
+                         supervised=False)
     meta = {"gate": gate.name, "argv": list(judge.argv), "cwd": judge.cwd, "exitCode": result.exit_code,
             "timedOut": result.timed_out, "durationMs": int(result.duration * 1000), "notFound": result.not_found}
     return GateRun(result, meta)
@@ -60,7 +63,7 @@ def run_setup(gate: GateConfig, *, values: Mapping[str, str], cwd: Path, cancell
     """Run the gate's setup once in a new workspace; None when it worked, else what went wrong."""
     result = run_process(render_command(gate.setup, values), cwd=cwd, env=gate_env(values, gate.env), stdin_data=None,
                          timeout=gate.timeout, head_bytes=output.head_bytes, tail_bytes=output.tail_bytes,
-                         cancelled=cancelled)
+                         cancelled=cancelled, supervised=False)
     if result.exit_code == 0 and not result.timed_out:
         return None
     if result.not_found:

@@ -220,6 +220,25 @@ def freeze_and_kill(roots: list[int]) -> None:
             pass
 
 
+def wait_dead(pids: list[int], seconds: float = 5.0) -> None:
+    """Wait until each of `pids` has exited (gone, or a zombie awaiting its parent)."""
+    give_up = time.monotonic() + seconds
+    left = list(pids)
+    while left and time.monotonic() < give_up:
+        left = [pid for pid in left if _running(pid)]
+        if left:
+            time.sleep(POLL_SECONDS / 4)
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
+            stat = handle.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2:].split()[0] not in ("Z", "X")
+
+
 def end_everything(me: int, seat_group: int) -> None:
     """TERM and a grace; then every process of the dispatch frozen and killed (`freeze_and_kill`).
 
