@@ -12,6 +12,7 @@ import os
 import time
 from pathlib import Path
 
+from failres.containment import kept
 from failres.containment.interrupts import Interrupted
 from failres.containment.tamper import Guard
 from failres.engine.dispatching import Dispatched
@@ -54,8 +55,26 @@ class RunSteps(RunContext):
                           cancelled=self.cancelled, output=self.config.output)
         self.check_stop()
         if found is None:
+            self._kept = kept.fingerprint(self.workspace.path, gate.keep)
             return None
         return Failure(GATE_UNAVAILABLE, setup_failed_verdict(self.gate_name, found).message)
+
+    def rebuild_kept(self, gate) -> Failure | None:
+        """The gate's `keep` paths as the setup (or the last gate) left them, else removed and set up again."""
+        before = getattr(self, "_kept", None)
+        if not gate.keep or before is None:
+            return None
+        differ = kept.changed(before, kept.fingerprint(self.workspace.path, gate.keep))
+        if not differ:
+            return None
+        log.warning("failres: %s changed since the gate last ran (%s); set up again before judging",
+                    ", ".join(gate.keep), ", ".join(differ[:5]))
+        from failres.gitops.workspace import remove_tree
+
+        for root in kept.kept_roots(self.workspace.path, gate.keep):
+            remove_tree(root)
+        self._kept = None
+        return self.run_setup()
 
     def user_class(self, output: str) -> str | None:
         obs = Observation("gate", None, 1, False, False, output)
@@ -134,7 +153,7 @@ class RunSteps(RunContext):
 
     def run_gate(self, mode: str, attempt: int, *, preflight: bool = False) -> GateOutcome:
         gate = self.config.gates[self.gate_name]
-        problem = self.put_back(gate.keep)
+        problem = self.put_back(gate.keep) or self.rebuild_kept(gate)
         if problem is not None:
             return GateOutcome(False, False, None, problem.message, self.gate_name, unavailable=problem.message)
         judge = self.judge(mode, attempt)
@@ -150,6 +169,8 @@ class RunSteps(RunContext):
         found: GateRun = run_gate_process(gate, judge, env=gate_env(self.values(mode, attempt), gate.env),
                                           cancelled=self.cancelled, output=self.config.output)
         tamper = guard.undo(before, slug=self.slug, task=self.task.id) if guard is not None and before else None
+        if gate.keep:
+            self._kept = kept.fingerprint(self.workspace.path, gate.keep)  # what this gate's own run left there
         if tamper:
             what = [f"while gate {self.gate_name} ran: {line}" for line in tamper.what]
             self.journal("seat-tamper", what=what)
