@@ -147,3 +147,17 @@ def test_a_forged_loose_object_of_an_unchanged_file_is_found_and_the_true_one_co
     assert git(project.top, "show", "main:tests/check.py") == CHECK
     git(project.top, "fsck", "--full", "--no-dangling")
     assert quarantined(project)["failClass"] == "seat-tamper"
+
+
+def test_a_dispatch_directory_swapped_for_a_link_to_the_persons_files_deletes_and_writes_nothing_there(
+        project: Project, cli):
+    results = project.top / "data" / "2" / "results.csv"
+    results.parent.mkdir(parents=True)
+    results.write_text("the person's untracked results\n")
+    swap = (f'{TOP}; root=$(dirname "$FAILRES_DISPATCH_DIR"); mv "$root" "$root.gone"; '
+            f'ln -s "$top/data" "$root"')
+    project.configure(implementer=[{"shell": [swap]}], fixer=[FIX])
+    run(cli, project)
+    assert results.read_text() == "the person's untracked results\n"
+    assert sorted(p.name for p in results.parent.iterdir()) == ["results.csv"]
+    assert not (project.top / "data" / "prompt.md").exists()

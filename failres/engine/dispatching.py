@@ -29,7 +29,9 @@ from failres.engine.run_context import RunContext
 from failres.engine.seats import SeatRun, run_seat
 from failres.containment.tamper import Guard
 from failres.engine.taxonomy import FIXER_SCOPE_VIOLATION, SEAT_DENIED, SEAT_TAMPER, ScopeRequest
-from failres.gitops.workspace import Checked, remove_tree
+from failres import beneath
+from failres.gitops.workspace import Checked
+from failres.gitops.workspace_files import fresh_dir_beside
 
 log = logging.getLogger("failres.dispatch")
 
@@ -71,12 +73,16 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
     binding = run.seat_binding(seat)
     constrained = bool(rejected)
     log = run.logs.next()
-    dispatch_dir = run.dispatch_root / str(run.logs.count)
-    remove_tree(dispatch_dir)
-    dispatch_dir.mkdir(parents=True)
+    root = run.dispatch_root
+    try:
+        dispatch_dir = fresh_dir_beside(root.parent, f"{root.name}/{run.logs.count}")
+        prompt = run.render(mode, attempt, gate_output=gate_output, rejected=rejected)
+        beneath.write_file(root.parent, f"{root.name}/{run.logs.count}/prompt.md", prompt.encode("utf-8"))
+    except beneath.Planted as error:
+        what = f"failres's dispatch directory beside the workspace was replaced: {error}: not followed"
+        run.journal("seat-tamper", what=[what])
+        return Failure(SEAT_TAMPER, what)
     prompt_file = dispatch_dir / "prompt.md"
-    prompt = run.render(mode, attempt, gate_output=gate_output, rejected=rejected)
-    prompt_file.write_text(prompt, encoding="utf-8")
     log.prompt(prompt)
     gate = run.config.gates.get(run.gate_name)
     problem = run.put_back(gate.keep if gate else ())

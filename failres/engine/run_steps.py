@@ -100,8 +100,9 @@ class RunSteps(RunContext):
         check like a seat: what it changes in the person's repository is undone and
         quarantines the task.
         """
+        from failres import beneath
         from failres.agents.homes import carry_back_logins, prepare_agent_homes
-        from failres.gitops.workspace import remove_tree
+        from failres.gitops.workspace_files import fresh_dir_beside
 
         name = self.seat_binding(seat)
         binding = self.config.bindings[name]
@@ -115,9 +116,13 @@ class RunSteps(RunContext):
             self.engine.stop.wait(seconds) if self.engine.sleep is time.sleep else self.engine.sleep(seconds)
             self.check_stop()
 
-        probe_dir = self.dispatch_root / "probe"
-        remove_tree(probe_dir)
-        probe_dir.mkdir(parents=True)
+        root = self.dispatch_root
+        try:
+            probe_dir = fresh_dir_beside(root.parent, f"{root.name}/probe")
+        except beneath.Planted as error:
+            what = f"failres's dispatch directory beside the workspace was replaced: {error}: not followed"
+            self.journal("seat-tamper", what=[what])
+            return Failure(SEAT_TAMPER, what)
         env = seat_env(seat_values(self.values("implement", 1, dispatch_dir=probe_dir)), binding.env)
         gate = self.config.gates.get(self.gate_name)
         problem = self.put_back(gate.keep if gate else ())

@@ -182,6 +182,24 @@ def remove_tree(path: Path) -> None:
     shutil.rmtree(path, onerror=retry_writable)
 
 
+def fresh_dir_beside(base: Path, relative: str) -> Path:
+    """An empty directory `base/relative` (a dispatch's own, beside a workspace), reached without a link.
+
+    A seat can replace `<task>.dispatch` with a link to the person's checkout: what
+    was there is removed, and the new directory made, only when no directory on the way
+    is a link (`beneath.Planted` otherwise), so nothing of the person's is deleted.
+    """
+    from failres import beneath
+
+    parent = os.path.dirname(relative)
+    if parent:
+        with beneath.opened_dir(base, parent):
+            pass
+    remove_tree(base / relative)
+    beneath.make_dirs(base, relative)
+    return base / relative
+
+
 def leads_into(path: Path, guarded: Iterable[Path]) -> Path | None:
     """The guarded directory that `path`, symlinks followed, lies in or above; None when it is clear.
 
