@@ -161,3 +161,22 @@ def test_a_dispatch_directory_swapped_for_a_link_to_the_persons_files_deletes_an
     assert results.read_text() == "the person's untracked results\n"
     assert sorted(p.name for p in results.parent.iterdir()) == ["results.csv"]
     assert not (project.top / "data" / "prompt.md").exists()
+
+
+def test_scope_requests_outside_the_repository_or_into_a_git_dir_are_refused_and_escapes_shown(
+        project: Project, cli):
+    import json
+
+    lines = "\n".join([
+        "SCOPE-REQUEST: ../../etc/passwd — I need the users",
+        "SCOPE-REQUEST: .git/hooks/post-merge — a hook",
+        "SCOPE-REQUEST: src/\x1b[8mhidden.py — hidden",
+        "SCOPE-REQUEST: src/other.py — the value lives there \x1b]0;owned\x07",
+    ])
+    project.configure(implementer=[{"print": lines}])
+    assert run(cli, project).code == 1
+    [decision] = json.loads(cli(project.top, "decisions", "--json").out)
+    assert [r["file"] for r in decision["requests"]] == ["src/other.py"]
+    shown = json.dumps(decision, ensure_ascii=False)
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert "the value lives there" in decision["requests"][0]["reason"]

@@ -253,9 +253,28 @@ def _parse_request_line(line: str) -> ScopeRequest | None:
         return None
     if file in ("-", "--"):
         return None  # a separator with no file before it
+    if not requestable(file):
+        return None
     reason = _LEADING_SEPARATOR.sub("", remainder.strip()).strip()
-    reason = reason.rstrip("*").strip()[:_MAX_REASON_CHARS]
+    reason = visible(reason.rstrip("*").strip()[:_MAX_REASON_CHARS])
     return ScopeRequest(file=file, reason=reason)
+
+
+def requestable(file: str) -> bool:
+    """Whether a requested path could be a task's file (pure): inside the repository, outside
+    any git dir, and every character one a person sees (no terminal escape hides a part of it)."""
+    if any(not (char.isprintable() or char == " ") or char == "\ufffd" for char in file):
+        return False  # U+FFFD: a control character the output reader already neutralised
+    if file.startswith(("/", "~")) or "\\" in file:
+        return False
+    parts = [part for part in file.split("/") if part not in ("", ".")]
+    return bool(parts) and ".." not in parts and not any(part.lower() == ".git" for part in parts)
+
+
+def visible(text: str) -> str:
+    """`text` with every control character shown as an escape (`\\x1b`), so a person reads what was sent (pure)."""
+    return "".join(char if char.isprintable() or char == " " else char.encode("unicode_escape").decode("ascii")
+                   for char in text)
 
 
 def _split_file(rest: str) -> tuple[str, str]:
