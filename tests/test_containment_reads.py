@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -180,3 +181,27 @@ def test_scope_requests_outside_the_repository_or_into_a_git_dir_are_refused_and
     shown = json.dumps(decision, ensure_ascii=False)
     assert "\x1b" not in shown and "\x07" not in shown
     assert "the value lives there" in decision["requests"][0]["reason"]
+
+
+def test_a_token_printed_before_the_seat_kills_failres_never_lies_in_clear_in_live_log(project: Project, cli):
+    token = "ghp_R4nd0mT0k3nV4lu3Zq8Wn2Lk5Pd7Xc9Vb1Mj4"
+    # bash -> the fake agent -> its supervisor -> failres
+    failres_pid = 's=$(ps -o ppid= -p $PPID | tr -d " "); p=$(ps -o ppid= -p $s | tr -d " ")'
+    project.configure(implementer=[{"shell": [f"echo 'the key is {token}'; {failres_pid}; "
+                                              "sleep 0.5; kill -KILL $p; sleep 30"]}])
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    subprocess.run([sys.executable, "-m", "failres", "run", str(project.plan()), "--quiet"], cwd=project.top,
+                   env=env, capture_output=True, timeout=120)
+
+    def secret_on_disk() -> list[str]:
+        found = []
+        for directory, _dirs, names in os.walk(project.top / ".git" / "failres"):
+            for name in names:
+                path = Path(directory, name)
+                if path.is_file() and token.encode() in path.read_bytes():
+                    found.append(str(path))
+        return found
+
+    assert secret_on_disk() == []
+    assert cli(project.top, "status").code in (0, 1)
+    assert secret_on_disk() == []

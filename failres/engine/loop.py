@@ -72,6 +72,9 @@ class TaskRun(RunSteps):
         if current == "running":
             # The journal says running but nobody holds the lock: that run died.
             self.journal("interrupted", reason="lost")
+            from failres.engine.live_log import clean_live_logs
+
+            clean_live_logs(self.engine.git_dir, self.slug, self.task.id)
         outcome = self.run_prepared(events, patched, replaces=(state.last_commit(events) if patch else None))
         if self.engine.on_outcome is not None and not outcome.skipped:
             self.engine.on_outcome(outcome)
