@@ -38,6 +38,7 @@ from failres.gitops.status import parse_status
 # compared by its fingerprint and reported, not restored.
 MAX_KEPT_FILE = 4 * 1024 * 1024
 MAX_KEPT_TOTAL = 256 * 1024 * 1024
+MAX_KEPT_IGNORED = 16 * 1024 * 1024
 # git's own status, on failres's terms: no fsmonitor or hook runs, and stat data is
 # trusted only as far as git's default (a seat that rewinds a file's mtime still
 # changes its ctime, which `core.trustctime=false` in the person's config would ignore).
@@ -45,7 +46,7 @@ _READ_ONLY = ("core.fsmonitor=false", "core.hooksPath=/dev/null", "core.trustcti
               "core.checkStat=default", "core.untrackedCache=false")
 # Ignored files too, each by name: a `.env`, a `__pycache__/*.pyc` the next test run
 # imports, a `conftest.py` hidden through the global excludes.
-_STATUS = ("status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignored=matching", "--no-renames",
+_STATUS = ("status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignored=traditional", "--no-renames",
            "--ignore-submodules=all")
 
 Fingerprint = tuple[int, int, int, int, int] | None  # mode, size, mtime_ns, ctime_ns, inode; None: absent
@@ -85,12 +86,19 @@ def capture(top: Path, git_dir: Path) -> CheckoutState:
     prints: dict[str, Fingerprint] = {}
     kept: dict[str, bytes | None] = {}
     budget = MAX_KEPT_TOTAL
+    # Ignored files (a `.venv/` of thousands) are fingerprinted all, but only so many
+    # of their bytes kept: one past that is found changed and reported, not restored.
+    ignored_budget = MAX_KEPT_IGNORED
+    ignored = {entry.path for entry in parse_status(raw).entries if entry.ignored}
     for path in listed_paths(raw):
         full = top / path
         prints[path] = fingerprint(full)
-        data = _read(full, min(MAX_KEPT_FILE, budget))
-        if data is not None:
-            budget -= len(data)
+        if path in ignored:
+            data = _read(full, min(MAX_KEPT_FILE, ignored_budget))
+            ignored_budget -= len(data) if data is not None else 0
+        else:
+            data = _read(full, min(MAX_KEPT_FILE, budget))
+            budget -= len(data) if data is not None else 0
         kept[path] = data
     index_file = git_dir / "index"
     try:
