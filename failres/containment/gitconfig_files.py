@@ -100,7 +100,7 @@ def _expand(value: str, base: Path) -> str:
 
 
 def _entries(path: Path) -> list[tuple[str, str, str]]:
-    """(section, key, value) of each `key = value` line of a git config file, section lower-cased with its subsection."""
+    """(section, key, value) of each `key = value` line of a git config file; the section lower-cased."""
     try:
         if path.stat().st_size > _MAX_CONFIG_BYTES:
             return []

@@ -150,7 +150,8 @@ class Guard:
     def guarded_paths(self) -> list[Path]:
         """Every file a seat must not change, as it is now (planted files show up next time)."""
         configs = gitconfig_files.config_files(self.git_dir)
-        paths = [*configs, *gitconfig_files.excludes_and_attributes(configs), *gitconfig_files.module_files(self.git_dir)]
+        paths = [*configs, *gitconfig_files.excludes_and_attributes(configs),
+                 *gitconfig_files.module_files(self.git_dir)]
         paths += self._git_dir_files()
         for directory in (self.hooks_dir, *(self.git_dir / d for d in _GUARDED_DIRS)):
             if directory.is_dir():

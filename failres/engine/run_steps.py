@@ -258,6 +258,7 @@ class RunSteps(RunContext):
         move_branch(self.engine.top, self.engine.git_dir, self.branch, commit, expected=self.base,
                     own=self.engine.own_moves)
         self.journal("task-committed", commit=commit, intHead=self.int_head)
+        self.drop_unnamed([self.tree])
         self.finish_workspace(keep=False)
         return TaskOutcome(self.slug, self.task.id, "committed", commit=commit)
 
@@ -267,12 +268,31 @@ class RunSteps(RunContext):
             engine=self.engine, slug=self.slug, task=self.task.id, files=tuple(self.task.files),
             int_head=self.int_head, base=self.base or self.int_head, conditions=self.conditions,
             base_tree=self.workspace.base_tree if self.workspace else None), failure)
+        self.drop_unnamed(self.snapshot_trees())
         # Without rollback the failed workspace stays for a person to look at.
         keep = rollback and not self.config.repair.rollback
         self.finish_workspace(keep=keep)
         if outcome.decision is not None and self.config.seats.resolver:
             self.ask_resolver(outcome.decision)
         return outcome
+
+    def drop_unnamed(self, trees: list[str]) -> None:
+        """The seat's accepted files that no commit or snapshot names leave the person's object database."""
+        from failres.gitops.snapshot_objects import drop_unnamed
+
+        if self.workspace is not None and self.workspace.fresh:
+            drop_unnamed(self.engine.git_dir, self.workspace.fresh, trees)
+            self.workspace.fresh.clear()
+
+    def snapshot_trees(self) -> list[str]:
+        import pygit2
+
+        from failres.engine.quarantine import SNAPSHOT_REFS
+
+        repo = pygit2.Repository(str(self.engine.git_dir))
+        prefix = f"{SNAPSHOT_REFS}/{self.slug}/{self.task.id}/"
+        return [str(repo.references[name].peel(pygit2.Commit).tree_id) for name in repo.references
+                if name.startswith(prefix)]
 
     def ask_resolver(self, decision_id: str) -> None:
         """Let the resolver seat propose an answer right away; a person decides (unless configured otherwise)."""

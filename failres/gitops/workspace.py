@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
@@ -38,6 +39,7 @@ from failres import beneath
 from failres.errors import GitError
 from failres.gitops.git import run_git
 from failres.gitops.status import STATUS_ARGS, StatusReport, parse_status
+from failres.gitops.snapshot_objects import fresh_blobs, promote_redacted
 from failres.gitops.verify import ObjectsPoisoned, verify_objects
 from failres.gitops.workspace_files import (
     WORKSPACE_DESCRIPTION,
@@ -101,7 +103,9 @@ class Workspace:
         self._seat_config = ""
         self.pristine = False  # the files are exactly `tree` and no seat or gate has run since
         self.pristine_includes = False  # the included files are the person's copies (see `workspace_include`)
+        self._no_nested = False  # `check` found no nested `.git`, and nothing has run here since
         self._identity: tuple[str, int, int] | None = None  # set once the directory exists
+        self.fresh: dict[str, str] = {}  # blobs `accept` wrote that were not there before: oid -> path
 
     # ── paths ────────────────────────────────────────────────────────────
 
@@ -118,8 +122,12 @@ class Workspace:
             "GIT_LITERAL_PATHSPECS": "1",
         }
 
-    def git(self, args: Sequence[str], *, index: Path | None = None, stdin: bytes | None = None) -> bytes:
-        return run_git(self.path, args, env=self._env(index), stdin=stdin, config=TRUSTED_READ)
+    def git(self, args: Sequence[str], *, index: Path | None = None, stdin: bytes | None = None,
+            objects: Path | None = None) -> bytes:
+        env = self._env(index)
+        if objects is not None:  # objects written aside, the person's read through an alternate
+            env |= {"GIT_OBJECT_DIRECTORY": str(objects), "GIT_ALTERNATE_OBJECT_DIRECTORIES": f"{self.git_dir}/objects"}
+        return run_git(self.path, args, env=env, stdin=stdin, config=TRUSTED_READ)
 
     # ── creating and removing ────────────────────────────────────────────
 
@@ -219,6 +227,7 @@ class Workspace:
         """A seat or gate is about to run here: the files can no longer be assumed untouched."""
         self.pristine = False
         self.pristine_includes = False
+        self._no_nested = False
 
     # ── reading what changed ─────────────────────────────────────────────
 
@@ -280,6 +289,7 @@ class Workspace:
             if full.is_symlink():
                 links[path] = os.readlink(full)
         odd = {shown_name(path): what for path, what in odd_entries(self.path).items()}
+        self._no_nested = not odd
         return Checked(tuple(sorted(shown)), tuple(undecodable), links, raw, odd)
 
     # ── building trees ───────────────────────────────────────────────────
@@ -292,8 +302,10 @@ class Workspace:
         self._require_intact()
         self._restore_private_index()
         spec = b"\0".join(os.fsencode(p) for p in wanted) + b"\0"
+        started = time.time_ns() - 1_000_000_000
         self.git(["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"], stdin=spec)
         tree = self.git(["write-tree"]).decode().strip()
+        self.fresh.update(fresh_blobs(self.git_dir, tree, wanted, started))
         # The files become what a checkout of that tree gives (clean and smudge filters,
         # `ident`, line endings), so the gate judges exactly what a clone of the commit holds.
         # git skips a file whose stat data matches the index, so each is removed first.
@@ -328,13 +340,20 @@ class Workspace:
             if stat.S_ISREG(info.st_mode) and info.st_size > max_bytes:
                 continue
             taken.append(path)
-        if taken:
-            spec = b"\0".join(os.fsencode(p) for p in taken) + b"\0"
-            self.git(["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"], index=scratch_index,
-                     stdin=spec)
-        tree = self.git(["write-tree"], index=scratch_index).decode().strip()
-        scratch_index.unlink(missing_ok=True)
-        return tree
+        # Hashed aside: only redacted versions enter the person's object database.
+        objects = self.git_dir / self._state("scratch") / "objects"
+        remove_tree(objects)
+        beneath.make_dirs(self.git_dir, self._state("scratch") / "objects")
+        try:
+            if taken:
+                spec = b"\0".join(os.fsencode(p) for p in taken) + b"\0"
+                self.git(["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"], index=scratch_index,
+                         stdin=spec, objects=objects)
+            tree = self.git(["write-tree"], index=scratch_index, objects=objects).decode().strip()
+            return promote_redacted(self.git_dir, objects, tree, taken)
+        finally:
+            scratch_index.unlink(missing_ok=True)
+            remove_tree(objects)
 
     # ── putting the files back ───────────────────────────────────────────
 
@@ -352,7 +371,8 @@ class Workspace:
         if tree == self.tree and self._nothing_to_put_back(keep):
             # The common case after an accepted dispatch: the files are the tree already,
             # and nothing untracked or ignored lies about; only the seat's git is renewed.
-            remove_nested_git_dirs(self.path)
+            if not self._no_nested:
+                remove_nested_git_dirs(self.path)
             self.reset_seat_git()
             self.pristine = True
             return
