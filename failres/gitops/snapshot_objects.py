@@ -49,20 +49,37 @@ def promote_redacted(git_dir: Path, scratch: Path, tree: str, paths: Iterable[st
     return str(index.write_tree(person))
 
 
-def fresh_blobs(git_dir: Path, tree: str, paths: Iterable[str], since_ns: int) -> dict[str, str]:
-    """The blobs `tree` holds at `paths` whose loose object was written from `since_ns` on: oid -> path."""
+def not_yet_stored(git_dir: Path, top: Path, paths: Iterable[str]) -> dict[str, str]:
+    """Before `git add`: the blob id each regular file at `paths` will have, for those the database lacks."""
+    repo = pygit2.Repository(str(git_dir))
+    found = {}
+    for path in paths:
+        full = top / path
+        try:
+            if full.is_symlink() or not full.is_file():
+                continue
+            oid = pygit2.hashfile(str(full))
+        except (OSError, pygit2.GitError, ValueError):
+            continue
+        if not repo.odb.exists(oid):
+            found[path] = str(oid)
+    return found
+
+
+def fresh_blobs(git_dir: Path, tree: str, missing: dict[str, str]) -> dict[str, str]:
+    """The blobs `tree` holds that `git add` wrote new (as `not_yet_stored` foresaw them): oid -> path.
+
+    A file a filter changed on the way in has another id than foreseen: not counted, so
+    never removed (an object that existed before, freshened by git, is never taken for new).
+    """
     repo = pygit2.Repository(str(git_dir))
     root = repo[pygit2.Oid(hex=tree)].peel(pygit2.Tree)
     found = {}
-    for path in paths:
+    for path, oid in missing.items():
         try:
-            oid = str(root[path].id)
-        except KeyError:
-            continue
-        try:
-            if (git_dir / "objects" / oid[:2] / oid[2:]).stat().st_ctime_ns >= since_ns:
+            if str(root[path].id) == oid:
                 found[oid] = path
-        except OSError:
+        except KeyError:
             continue
     return found
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import os
 import stat
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
@@ -39,7 +38,7 @@ from failres import beneath
 from failres.errors import GitError
 from failres.gitops.git import run_git
 from failres.gitops.status import STATUS_ARGS, StatusReport, parse_status
-from failres.gitops.snapshot_objects import fresh_blobs, promote_redacted
+from failres.gitops.snapshot_objects import fresh_blobs, not_yet_stored, promote_redacted
 from failres.gitops.verify import ObjectsPoisoned, verify_objects
 from failres.gitops.workspace_files import (
     WORKSPACE_DESCRIPTION,
@@ -302,10 +301,10 @@ class Workspace:
         self._require_intact()
         self._restore_private_index()
         spec = b"\0".join(os.fsencode(p) for p in wanted) + b"\0"
-        started = time.time_ns() - 1_000_000_000
+        missing = not_yet_stored(self.git_dir, self.path, wanted)
         self.git(["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"], stdin=spec)
         tree = self.git(["write-tree"]).decode().strip()
-        self.fresh.update(fresh_blobs(self.git_dir, tree, wanted, started))
+        self.fresh.update(fresh_blobs(self.git_dir, tree, missing))
         # The files become what a checkout of that tree gives (clean and smudge filters,
         # `ident`, line endings), so the gate judges exactly what a clone of the commit holds.
         # git skips a file whose stat data matches the index, so each is removed first.
