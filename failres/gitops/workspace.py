@@ -339,8 +339,7 @@ class Workspace:
             if stat.S_ISREG(info.st_mode) and info.st_size > max_bytes:
                 continue
             taken.append(path)
-        # Hashed aside: only redacted versions enter the person's object database.
-        objects = self.git_dir / self._state("scratch") / "objects"
+        objects = self.git_dir / self._state("scratch") / "objects"  # hashed aside; only redacted ones come in
         remove_tree(objects)
         beneath.make_dirs(self.git_dir, self._state("scratch") / "objects")
         try:
