@@ -117,6 +117,19 @@ def tracking_ref(remote: str, ref: str) -> str:
     return f"refs/remotes/{remote}/{ref.removeprefix('refs/')}"
 
 
+def _note_fetch(top: Path, remote: str) -> None:
+    """A run's tamper check must not take the tracking refs this sync moves for a seat's."""
+    from failres.containment import moves
+
+    moves.note_prefix(Path(pygit2.Repository(str(top)).path), f"refs/remotes/{remote}/")
+
+
+def _note_move(git_dir: Path, ref: str, old: str | None, new: str | None) -> None:
+    from failres.containment import moves
+
+    moves.note(git_dir, ref, old, new)
+
+
 def fetch_refspecs(remote: str) -> list[str]:
     """The plain-git refspec that brings every shared ref (store and snapshots) home."""
     return [f"+{SHARED_PREFIX}*:{tracking_ref(remote, SHARED_PREFIX)}*"]
@@ -187,11 +200,13 @@ def _fetch(top: Path, remote: str, ref: str, snapshots: bool) -> None:
         if _remote_store_tip(top, remote, ref) is None:
             # An explicit refspec for a ref the remote lacks would fail the whole fetch;
             # and a tracking ref whose remote ref is gone would be a lease that never holds.
+            _note_fetch(top, remote)
             try_git(top, ["update-ref", "-d", tracking_ref(remote, ref)])
         else:
             specs.append(f"+{ref}:{tracking_ref(remote, ref)}")
     if not specs:
         return
+    _note_fetch(top, remote)
     # --prune: a tracking ref whose remote ref is gone would be a lease that can never hold.
     done = _git(top, "fetch", "--quiet", "--prune", "--no-tags", "--no-write-fetch-head", remote, *specs)
     if done.returncode != 0:
@@ -227,6 +242,7 @@ def _adopt_snapshots(repo: pygit2.Repository, remote: str) -> int:
         if name in local or not isinstance(repo.get(oid), pygit2.Commit):
             continue
         try:
+            _note_move(Path(repo.path), SNAPSHOT_PREFIX + name, None, str(oid))
             repo.create_reference(SNAPSHOT_PREFIX + name, oid, force=False,
                                   message=f"failres: sync snapshot from {remote}")
             adopted += 1

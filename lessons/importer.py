@@ -206,7 +206,39 @@ def import_lessons(store: Store, paths: Sequence[Path], *, batch_size: int = BAT
         else:
             new.append((path, data))
     names = ", ".join(p.name for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
-    commits = store.commit_batches((Change({path: data}) for path, data in new),
-                                   f"failres: import {len(new)} lessons from {names}", batch_size=batch_size)
+    commits = commit_all_or_nothing(store, new, f"failres: import {len(new)} lessons from {names}", batch_size)
     return ImportResult(tuple(str(p) for p in paths), len(lessons), len(new), unchanged,
                         tuple(str(c) for c in commits))
+
+
+def commit_all_or_nothing(store: Store, puts: Sequence[tuple[str, bytes]], message: str,
+                          batch_size: int, attempts: int = 20) -> list:
+    """The batch commits, chained on the tip in memory, then the ref moved once to the last.
+
+    An import interrupted at any moment (Ctrl-C between batches, a kill) leaves the store
+    where it was: the batches are unreachable objects until the single compare-and-swap
+    that makes all of them the store. A writer that moved the tip meanwhile costs a rebuild.
+    """
+    from lessons.errors import StoreBusy
+    from lessons.store import _audit_body
+
+    if not puts:
+        return []
+    store.require()
+    for _ in range(attempts):
+        parent = store.commit_at()
+        start = parent.id if parent is not None else None
+        tree = parent.tree if parent is not None else None
+        chain, last = [], start
+        for first in range(0, len(puts), batch_size):
+            change = Change(dict(puts[first:first + batch_size]))
+            tree_id = store.apply(tree, change)
+            text = f"{message} (batch {len(chain) + 1})\n" + _audit_body(change)
+            signature = store.signature()
+            last = store.repo.create_commit(None, signature, signature, text, tree_id, [last] if last else [])
+            chain.append(last)
+            tree = store.repo[tree_id]
+        if store.compare_and_swap(start, last, message):
+            return chain
+    msg = f"the store ref {store.ref} kept moving; gave up after {attempts} attempts"
+    raise StoreBusy(msg, hint="nothing was imported; run the command again")

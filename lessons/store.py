@@ -7,14 +7,11 @@ directories are rewritten, so an append costs the same whatever the store's size
 
 Concurrency and crashes:
 
-- Objects are written first (libgit2 writes each through a temp file and a
-  rename), then the ref moves by compare-and-swap against the tip the commit was
-  built on. A writer that loses the race rebuilds on the new tip and retries.
-- A process killed at any instant leaves the ref at the old or the new commit;
-  at worst it leaves unreachable objects (gc takes them) or a stale `.lock` beside
-  the ref. Writers take an `flock` before moving the ref, so a `.lock` file found
-  while holding it, and older than `STALE_REF_LOCK_SECONDS`, belongs to a dead
-  writer and is removed.
+- Objects are written first (through a temp file and a rename), then the ref moves by
+  compare-and-swap against the tip the commit was built on; a loser rebuilds and retries.
+- A process killed at any instant leaves the ref at the old or the new commit, and at
+  worst unreachable objects or a stale `.lock` beside the ref: writers `flock` first,
+  so a `.lock` older than `STALE_REF_LOCK_SECONDS` found then is a dead writer's, removed.
 """
 
 from __future__ import annotations
@@ -40,6 +37,7 @@ STORE_NAME = "failres"
 STORE_EMAIL = "failres@localhost"
 STALE_REF_LOCK_SECONDS = 2.0
 MAX_CAS_ATTEMPTS = 200
+MOVE_OBSERVERS: list = []  # each called (git dir, ref, old, new) just before a move, under the ref lock
 
 _TREE = pygit2.GIT_FILEMODE_TREE
 _GITLINK = pygit2.GIT_FILEMODE_COMMIT
@@ -59,6 +57,7 @@ def store_signature(repo: pygit2.Repository) -> pygit2.Signature:
         return repo.default_signature
     except (KeyError, pygit2.GitError):
         return pygit2.Signature(STORE_NAME, STORE_EMAIL)
+
 
 
 class Store:
@@ -377,6 +376,7 @@ class Store:
             current = ref.target if ref is not None else None
             if current != expected:
                 return False
+            [observer(self.common_dir, self.ref, expected, new) for observer in MOVE_OBSERVERS]
             try:
                 if ref is None:
                     self.repo.create_reference(self.ref, new, force=False, message=reason)

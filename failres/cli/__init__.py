@@ -123,6 +123,9 @@ def _dispatch(args: list[str]) -> object:
         _page(args, pager_choice)
     from failres.cli.app import app
 
+    from failres.containment import moves
+
+    moves.install()  # every store move of this command noted: a live run never takes it for a seat's
     return app(args=args, prog_name=PROGRAM, standalone_mode=False)
 
 

@@ -38,12 +38,16 @@ from failres.gitops.status import parse_status
 # compared by its fingerprint and reported, not restored.
 MAX_KEPT_FILE = 4 * 1024 * 1024
 MAX_KEPT_TOTAL = 256 * 1024 * 1024
+MAX_KEPT_IGNORED = 16 * 1024 * 1024
 # git's own status, on failres's terms: no fsmonitor or hook runs, and stat data is
 # trusted only as far as git's default (a seat that rewinds a file's mtime still
 # changes its ctime, which `core.trustctime=false` in the person's config would ignore).
 _READ_ONLY = ("core.fsmonitor=false", "core.hooksPath=/dev/null", "core.trustctime=true",
               "core.checkStat=default", "core.untrackedCache=false")
-_STATUS = ("status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all")
+# Ignored files too, each by name: a `.env`, a `__pycache__/*.pyc` the next test run
+# imports, a `conftest.py` hidden through the global excludes.
+_STATUS = ("status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignored=traditional", "--no-renames",
+           "--ignore-submodules=all")
 
 Fingerprint = tuple[int, int, int, int, int] | None  # mode, size, mtime_ns, ctime_ns, inode; None: absent
 
@@ -82,12 +86,19 @@ def capture(top: Path, git_dir: Path) -> CheckoutState:
     prints: dict[str, Fingerprint] = {}
     kept: dict[str, bytes | None] = {}
     budget = MAX_KEPT_TOTAL
+    # Ignored files (a `.venv/` of thousands) are fingerprinted all, but only so many
+    # of their bytes kept: one past that is found changed and reported, not restored.
+    ignored_budget = MAX_KEPT_IGNORED
+    ignored = {entry.path for entry in parse_status(raw).entries if entry.ignored}
     for path in listed_paths(raw):
         full = top / path
         prints[path] = fingerprint(full)
-        data = _read(full, min(MAX_KEPT_FILE, budget))
-        if data is not None:
-            budget -= len(data)
+        if path in ignored:
+            data = _read(full, min(MAX_KEPT_FILE, ignored_budget))
+            ignored_budget -= len(data) if data is not None else 0
+        else:
+            data = _read(full, min(MAX_KEPT_FILE, budget))
+            budget -= len(data) if data is not None else 0
         kept[path] = data
     index_file = git_dir / "index"
     try:
@@ -95,6 +106,23 @@ def capture(top: Path, git_dir: Path) -> CheckoutState:
     except OSError:
         index = None
     return CheckoutState(raw, prints, kept, index, fingerprint(index_file))
+
+
+def after_merge(top: Path, git_dir: Path, before: CheckoutState, old: str, new: str) -> CheckoutState:
+    """The record `before` as a person's `land` from `old` to `new` left it: the index that merge wrote.
+
+    The merge changed tracked files and the index; with the new index as the record, a
+    file the merge wrote matches it, and one the seat changed is put back to the merge's
+    version, not to what it was before the merge.
+    """
+    from dataclasses import replace
+
+    index_file = git_dir / "index"
+    try:
+        index = index_file.read_bytes()
+    except OSError:
+        return before
+    return replace(before, index=index, index_print=fingerprint(index_file))
 
 
 def _read(path: Path, limit: int) -> bytes | None:

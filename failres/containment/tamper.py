@@ -21,9 +21,12 @@ kept under `<git dir>/failres/tamper/` (see `evidence`), so nothing is lost if t
 was, after all, the person's own work done while the seat ran. The caller quarantines the task as
 `seat-tamper` and journals exactly what was changed and undone.
 
-Changes failres makes itself meanwhile (other tasks of a `--jobs` run) are not
-tamper: the store ref may only move forward, and refs failres moved are registered
-in `OwnMoves` as they happen.
+Changes failres makes itself meanwhile are not tamper: other tasks of a `--jobs` run
+register the refs they move in `OwnMoves`, and every failres command of the person's
+(`land`, `gc`, `sync`, `decide`) notes its moves before making them (`moves`). The
+store is checked commit by commit: one that failres did not write is the seat's,
+additions included, and its changes are reversed (`store_history`). A person's `land`
+into the checked-out branch keeps its merge, its reflog and the files it changed.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ import re
 import stat
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pygit2
@@ -41,6 +44,7 @@ import pygit2
 from failres.gitops.git import try_git
 from failres import beneath
 from failres.containment import checkout as checkout_guard
+from failres.containment import gitconfig_files, linked, moves, objects, store_history
 from failres.containment.checkout import CheckoutState
 from failres.containment.evidence import Evidence
 
@@ -53,9 +57,6 @@ _OWN_LOGS = frozenset({"logs/refs/failres", "logs/refs/heads/failres"})
 _PLANTABLE = ("rebase-merge", "rebase-apply", "sequencer", "worktrees")
 # Top-level files guarded elsewhere: the index with the checkout, refs by value.
 _GIT_DIR_ELSEWHERE = frozenset({"index", "HEAD", "packed-refs", "config", "config.worktree"})
-# Store files failres itself rewrites in place (the learned rules an accepted proposal
-# changes); every other record file is add-only.
-_REWRITTEN_STORE_FILES = ("rules/",)
 # What failres's own fetches and joins write while other tasks' seats run (`sync`, `run --remote`):
 # copies of what a remote holds, re-read from the remote before every use, and the join's scratch ref.
 _FAILRES_CACHE_REFS = re.compile(r"refs/remotes/[^/]+/failres(-claims|-view)?/|refs/failres-join/")
@@ -80,6 +81,10 @@ class OwnMoves:
         with self._lock:
             return target in self._moves.get(ref, ())
 
+    def targets(self, ref: str) -> set[str | None]:
+        with self._lock:
+            return set(self._moves.get(ref, ()))
+
 
 @dataclass(frozen=True)
 class RepoState:
@@ -90,6 +95,7 @@ class RepoState:
     file_sizes: Mapping[str, tuple[int, int]]  # absolute path -> (size, mtime_ns), for large ones
     checkout: CheckoutState | None  # the person's checkout; None when the repository has no work tree
     dirs: frozenset[str] = frozenset()  # which of the plantable git-dir directories existed
+    linked: Mapping[str, CheckoutState] = field(default_factory=dict)  # linked worktree's git dir -> its checkout
 
 
 @dataclass
@@ -113,13 +119,18 @@ class Guard:
         # Where hooks live, as the configuration says before the dispatch: a seat that
         # rewrites core.hooksPath has its config put back, and the old directory checked.
         self.hooks_dir = self._hooks_dir()
+        self._window = moves.Window(git_dir)
+        self._objects = objects.ObjectWatch(git_dir)
+        moves.install()
 
     # ── recording ────────────────────────────────────────────────────────
 
     def capture(self) -> RepoState:
+        self._window = moves.Window(self.git_dir)
+        self._objects = objects.ObjectWatch(self.git_dir)
         files, sizes = self._guarded_files()
         dirs = frozenset(d for d in _PLANTABLE if os.path.lexists(self.git_dir / d))
-        return RepoState(self._refs(), files, sizes, self._checkout(), dirs)
+        return RepoState(self._refs(), files, sizes, self._checkout(), dirs, linked.capture(self.git_dir))
 
     def _refs(self) -> dict[str, str]:
         repo = pygit2.Repository(str(self.git_dir))
@@ -138,7 +149,9 @@ class Guard:
 
     def guarded_paths(self) -> list[Path]:
         """Every file a seat must not change, as it is now (planted files show up next time)."""
-        paths = [self.git_dir / "config", self.git_dir / "config.worktree"]
+        configs = gitconfig_files.config_files(self.git_dir)
+        paths = [*configs, *gitconfig_files.excludes_and_attributes(configs),
+                 *gitconfig_files.module_files(self.git_dir)]
         paths += self._git_dir_files()
         for directory in (self.hooks_dir, *(self.git_dir / d for d in _GUARDED_DIRS)):
             if directory.is_dir():
@@ -148,8 +161,7 @@ class Guard:
                     dirs[:] = [d for d in dirs if f"{relative}/{d}" not in _OWN_LOGS
                                and not _OWN_CACHE_LOGS.match(f"{relative}/{d}")]
                     paths += [Path(root) / name for name in names]
-        paths += _global_config_files()
-        return paths
+        return list(dict.fromkeys(paths))
 
     def _git_dir_files(self) -> list[Path]:
         """The files at the top of the git dir that git reads as state: MERGE_HEAD, shallow, ..."""
@@ -203,18 +215,38 @@ class Guard:
         """Compare with `before`, put back every difference, and say what it was."""
         tamper = Tamper()
         evidence = Evidence(self.git_dir, slug, task)
+        tamper.what += self._objects.check(evidence.keep)
+        moved = self._moved_by_failres(before)
         # Files first: git reads the config and hooks that the rest of the undo runs with.
-        self._undo_files(before, tamper, evidence)
+        self._undo_files(before, tamper, evidence, skip=_logs_of(self.git_dir, moved, before.refs.get("HEAD")))
         for planted in self.planted_dirs(before):
             _remove(planted)
             tamper.what.append(f"{self._shown(planted)} was planted: removed")
         self._undo_refs(before, tamper)
+        head = (before.refs.get("HEAD") or "").removeprefix("ref: ")
+        if head in moved and before.checkout is not None:
+            # A person's `land` merged into the checked-out branch meanwhile: its files are
+            # what that merge made them (`checkout.after_merge`), the rest as before.
+            before = replace(before, checkout=checkout_guard.after_merge(
+                self.top, self.git_dir, before.checkout, *moved[head]))
         self._undo_checkout(before, tamper, evidence)
+        if before.linked:
+            tamper.what += linked.undo(self.git_dir, before.linked, evidence, self._shown)
         return tamper
 
-    def _undo_files(self, before: RepoState, tamper: Tamper, evidence: Evidence) -> None:
+    def _moved_by_failres(self, before: RepoState) -> dict[str, tuple[str, str]]:
+        """Refs a failres command of the person's moved meanwhile (not this run): ref -> (old, new)."""
+        now = self._refs()
+        return {name: (before.refs[name], now[name]) for name in before.refs
+                if name in now and before.refs[name] != now[name] and not now[name].startswith("ref:")
+                and not before.refs[name].startswith("ref:") and name != self.store_ref
+                and self._window.chain(name, before.refs[name], now[name])}
+
+    def _undo_files(self, before: RepoState, tamper: Tamper, evidence: Evidence, *, skip: frozenset[str]) -> None:
         now_files, now_sizes = self._guarded_files()
         for name in sorted(set(before.files) | set(now_files)):
+            if name in skip:
+                continue
             old, new = before.files.get(name, _ABSENT), now_files.get(name, _ABSENT)
             if old is None or new is None:
                 if before.file_sizes.get(name) != now_sizes.get(name):
@@ -246,21 +278,22 @@ class Guard:
             if old == new or self._expected(name, old, new):
                 continue
             if name == self.store_ref and self._store_moved_forward(old, new):
-                tamper.what.append(self._put_records_back(old, new))
+                own = self._window.own_targets(name) | set(self.own.targets(name))
+                tamper.what.append(store_history.put_store_back(self.git_dir, name, old, new, own))  # type: ignore[arg-type]
                 continue
             problem = self._put_ref_back(name, old, new)
             change = _describe_ref_change(name, old, new)
             tamper.what.append(f"{change}: {'put back' if problem is None else 'could not be put back: ' + problem}")
 
     def _expected(self, name: str, old: str | None, new: str | None) -> bool:
-        if self.own.allows(name, new) or _FAILRES_CACHE_REFS.match(name):
-            return True
-        if name == self.store_ref and self._store_moved_forward(old, new):
-            # Other failres processes (a person's `decide`, a sync) append to the store
-            # while a seat runs; appending is all they do: a fast-forward that keeps
-            # every record (reclaim moves one to `archive/`, a restore back) is theirs.
-            return not self._records_lost(old, new)  # type: ignore[arg-type]
-        return False
+        """Did failres move `name` from `old` to `new` itself: this run, or a person's failres command meanwhile?
+
+        The store only by a chain of commits failres wrote, each one: a record a seat
+        added with plain git is tamper even when failres appended after it.
+        """
+        if name == self.store_ref:
+            return self._window.chain(name, old, new)
+        return self.own.allows(name, new) or bool(_FAILRES_CACHE_REFS.match(name)) or self._window.chain(name, old, new)
 
     def _store_moved_forward(self, old: str | None, new: str | None) -> bool:
         if not old or not new or old.startswith("ref:") or new.startswith("ref:"):
@@ -269,35 +302,6 @@ class Guard:
             return pygit2.Repository(str(self.git_dir)).descendant_of(new, old)
         except (pygit2.GitError, ValueError, KeyError):
             return False
-
-    def _records_lost(self, old: str, new: str) -> dict[str, pygit2.Oid]:
-        """Record files of the store at `old` that `new` no longer holds, nor moved (path -> blob)."""
-        from lessons.treediff import tree_changes
-
-        repo = pygit2.Repository(str(self.git_dir))
-        removed: dict[str, pygit2.Oid] = {}
-        added: dict[str, pygit2.Oid] = {}
-        for path, was, now in tree_changes(repo, repo[old].peel(pygit2.Tree), repo[new].peel(pygit2.Tree)):
-            if was is not None and not path.startswith(_REWRITTEN_STORE_FILES):
-                removed[path] = was
-            if now is not None:
-                added[path] = now
-        return {path: blob for path, blob in removed.items()
-                if added.get(path.removeprefix("archive/") if path.startswith("archive/") else f"archive/{path}")
-                != blob}
-
-    def _put_records_back(self, old: str, new: str) -> str:
-        """Commit the records lost between `old` and `new` back onto the store, keeping whatever was added."""
-        from lessons.store import Store
-        from lessons.trees import Change
-
-        lost = self._records_lost(old, new)
-        try:
-            Store(str(self.git_dir), self.store_ref).commit(
-                Change(puts=dict(lost)), f"failres: put back {len(lost)} record(s) a seat removed from the store")
-        except Exception as error:  # noqa: BLE001 - reported in the journal, the run goes on to quarantine
-            return f"{self.store_ref} lost {len(lost)} record(s) up to {new[:12]}: could not be put back: {error}"
-        return f"{self.store_ref} lost {len(lost)} record(s) in commits up to {new[:12]}: put back"
 
     def _put_ref_back(self, name: str, old: str | None, new: str | None) -> str | None:
         if old is not None and old.startswith("ref: "):
@@ -350,6 +354,14 @@ def _ref_value(ref: pygit2.Reference) -> str:
     return str(ref.target)
 
 
+def _logs_of(git_dir: Path, moved: Mapping[str, tuple[str, str]], head: str | None) -> frozenset[str]:
+    """The reflogs and merge leftovers that failres's own moves of `moved` wrote: not the seat's."""
+    found = {str(git_dir / "logs" / ref) for ref in moved}
+    if head and head.removeprefix("ref: ") in moved:
+        found |= {str(git_dir / "logs" / "HEAD"), str(git_dir / "ORIG_HEAD"), str(git_dir / "AUTO_MERGE")}
+    return frozenset(found)
+
+
 def _describe_ref_change(name: str, old: str | None, new: str | None) -> str:
     def short(value: str | None) -> str:
         if value is None:
@@ -361,18 +373,6 @@ def _describe_ref_change(name: str, old: str | None, new: str | None) -> str:
     if new is None:
         return f"{name} was deleted (was {short(old)})"
     return f"{name} was moved from {short(old)} to {short(new)}"
-
-
-def _global_config_files() -> list[Path]:
-    found = []
-    explicit = os.environ.get("GIT_CONFIG_GLOBAL")
-    if explicit:
-        found.append(Path(explicit))
-    else:
-        found.append(Path.home() / ".gitconfig")
-        xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-        found.append(Path(xdg) / "git" / "config")
-    return found
 
 
 def _write_back(path: Path, data: bytes) -> None:

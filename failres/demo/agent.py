@@ -13,12 +13,19 @@ import sys
 from pathlib import Path
 
 
+def _state_dir(here: Path) -> Path:
+    worktree = os.environ.get("FAILRES_WORKTREE")
+    return Path(worktree).parents[1] if worktree else here
+
+
 def main() -> int:
     here = Path(__file__).resolve().parent
     script = json.loads((here / "script.json").read_text())
     role = sys.argv[1] if len(sys.argv) > 1 else "agent"
     key = f"{role}:{os.environ.get('FAILRES_TASK', '')}:{os.environ.get('FAILRES_MODE', '')}"
-    counter = here / "calls.json"
+    # Beside the workspaces, outside the demo repository: a seat that writes into the
+    # person's repository (even an ignored file) is quarantined for it.
+    counter = _state_dir(here) / "calls.json"
     calls = json.loads(counter.read_text()) if counter.exists() else {}
     n = calls.get(key, 0)
     calls[key] = n + 1

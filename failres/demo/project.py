@@ -143,10 +143,13 @@ backoff = "200ms"
 
 
 HEALTH = '''"""The demo engine's health check: down on the first probe, up after that."""
+import os
 import sys
 from pathlib import Path
 
-flag = Path(__file__).with_name("engine-restarted")
+# Beside the workspaces, outside the demo repository (the probe runs under the tamper check).
+worktree = os.environ.get("FAILRES_WORKTREE")
+flag = (Path(worktree).parents[1] if worktree else Path(__file__).parent) / "engine-restarted"
 if not flag.exists():
     flag.write_text("the engine came back\\n")
     print("engine unreachable")

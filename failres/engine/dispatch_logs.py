@@ -75,7 +75,9 @@ class DispatchLog:
         except OSError as error:
             self._refused("live.log", error)
             return None
-        return os.fdopen(fd, "wb")
+        from failres.engine.live_log import RedactingLive
+
+        return RedactingLive(os.fdopen(fd, "wb"))  # type: ignore[return-value]
 
     def prompt(self, text: str) -> None:
         self._write("prompt.md", redact(text))

@@ -29,7 +29,9 @@ from failres.engine.run_context import RunContext
 from failres.engine.seats import SeatRun, run_seat
 from failres.containment.tamper import Guard
 from failres.engine.taxonomy import FIXER_SCOPE_VIOLATION, SEAT_DENIED, SEAT_TAMPER, ScopeRequest, some_paths
-from failres.gitops.workspace import Checked, remove_tree
+from failres import beneath
+from failres.gitops.workspace import Checked
+from failres.gitops.workspace_files import fresh_dir_beside
 
 log = logging.getLogger("failres.dispatch")
 
@@ -71,12 +73,16 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
     binding = run.seat_binding(seat)
     constrained = bool(rejected)
     log = run.logs.next()
-    dispatch_dir = run.dispatch_root / str(run.logs.count)
-    remove_tree(dispatch_dir)
-    dispatch_dir.mkdir(parents=True)
+    root = run.dispatch_root
+    try:
+        dispatch_dir = fresh_dir_beside(root.parent, f"{root.name}/{run.logs.count}")
+        prompt = run.render(mode, attempt, gate_output=gate_output, rejected=rejected)
+        beneath.write_file(root.parent, f"{root.name}/{run.logs.count}/prompt.md", prompt.encode("utf-8"))
+    except beneath.Planted as error:
+        what = f"failres's dispatch directory beside the workspace was replaced: {error}: not followed"
+        run.journal("seat-tamper", what=[what])
+        return Failure(SEAT_TAMPER, what)
     prompt_file = dispatch_dir / "prompt.md"
-    prompt = run.render(mode, attempt, gate_output=gate_output, rejected=rejected)
-    prompt_file.write_text(prompt, encoding="utf-8")
     log.prompt(prompt)
     gate = run.config.gates.get(run.gate_name)
     problem = run.put_back(gate.keep if gate else ())
@@ -129,6 +135,9 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
     # Agent and tool leftovers, what the setup made (`keep`) and the included files are
     # never the seat's change: they are not committed and never a violation.
     unowned = (*run.config.scope.artifacts, *run.not_the_seats())
+    odd = odd_failure(run, seat, checked, run.not_the_seats())
+    if odd is not None:
+        return odd
     changed = tuple(p for p in checked.paths if not any(ignore_pattern_matches(a, p) for a in unowned))
     refused = _refused(run, changed, checked)
 
@@ -147,6 +156,23 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
         dispatched.denied = Failure(SEAT_DENIED, f"{seat}'s agent was refused the calls it needed and changed "
                                     f"nothing: {denied}")
     return dispatched
+
+
+def odd_failure(run: RunContext, seat: str, checked: Checked, keep: Sequence[str]) -> Failure | None:
+    """A quarantine for what git cannot record that the seat left: a nested repository, a FIFO, a socket.
+
+    None of it is read or added: a nested `.git` would have git run its filters and
+    fsmonitor, and a FIFO hangs whoever opens it. The workspace is put back before
+    anything runs there again.
+    """
+    found = {path: what for path, what in checked.odd.items()
+             if not any(ignore_pattern_matches(k, path) or ignore_pattern_matches(k, path + "/") for k in keep)}
+    if not found:
+        return None
+    what = [f"{path} is {kind}" for path, kind in sorted(found.items())]
+    run.journal("seat-tamper", what=[f"{line}: not read" for line in what])
+    return Failure(SEAT_TAMPER, f"{seat} left what git cannot record as files in its workspace: "
+                   + "; ".join(what) + " (nothing there was read or committed)")
 
 
 def _refused(run: RunContext, changed: Sequence[str], checked: Checked) -> tuple[str, ...]:

@@ -104,6 +104,9 @@ def task_statuses(store: Store, slug: str | None = None) -> list[dict]:
                 left = lost_holder(git_dir, name, task)
                 if left is not None:
                     stop_lost_seat(left)
+                from failres.engine.live_log import clean_live_logs
+
+                clean_live_logs(git_dir, name, task)
             rows.append({
                 "slug": name,
                 "task": task,

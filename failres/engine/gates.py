@@ -1,8 +1,9 @@
 """Running the gate (the judge) and its one-time setup.
 
 The gate is the person's own command, so it is trusted with the repository's path
-(`{repo}`, `FAILRES_REPO`); it runs in a session of its own whose whole process group
-ends with it, and anything that left the group is swept by failres as subreaper. A gate whose program cannot be started at all (missing, not
+(`{repo}`, `FAILRES_REPO`); it runs the seat's code, so its whole process tree is
+frozen and killed when it ends, and a writing failres command run below it is refused
+as a seat's is (its environment carries `GATE_MARKER`, see `processes.ancestry`). A gate whose program cannot be started at all (missing, not
 executable) is a configuration error, not a red verdict: `gate-unavailable`, and no
 fixer is dispatched to chase it.
 """
@@ -14,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from failres.config.model import GateConfig, OutputConfig
+from failres.processes.ancestry import GATE_MARKER
 from failres.processes.process import ProcessResult, run_process
 from failres.engine.prompts import JudgeInvocation
 from failres.engine.seats import seat_env
@@ -39,6 +41,7 @@ def gate_env(values: Mapping[str, str], extra: Mapping[str, str] | None = None) 
     (the person wrote the gate)."""
     env = seat_env(values, extra or {})
     env["FAILRES_REPO"] = values["repo"]
+    env[GATE_MARKER] = "1"
     return env
 
 
@@ -46,8 +49,10 @@ def run_gate_process(gate: GateConfig, judge: JudgeInvocation, *, env: Mapping[s
                      cancelled: Callable[[], bool], output: OutputConfig, world=None,
                      workspace: Path | None = None) -> GateRun:
     """Run the judge; in a `world` (judge and env already as the world sees them) from `workspace`."""
-    # The gate is the person's own command: no supervisor (its process group still ends
-    # with it, and what left the group is swept). In a world its PID namespace ends with it too.
+    # The gate is the person's command: no supervisor (its whole tree is frozen and
+    # killed when it ends, and what left it is swept; in a world its PID namespace ends
+    # with it too). Its environment carries a gate marker, so a writing command the
+    # seat's code runs below it is refused.
     command, cwd = judge.argv, Path(judge.cwd)
     if world is not None and workspace is not None:
         command, cwd = tuple(world.wrap(judge.argv, env=env, network=gate.network)), workspace

@@ -73,6 +73,9 @@ class TaskRun(RunSteps):
         if current == "running":
             # The journal says running but nobody holds the lock: that run died.
             self.journal("interrupted", reason="lost")
+            from failres.engine.live_log import clean_live_logs
+
+            clean_live_logs(self.engine.git_dir, self.slug, self.task.id)
         outcome = self.run_prepared(events, patched, replaces=(state.last_commit(events) if patch else None))
         if self.engine.on_outcome is not None and not outcome.skipped:
             self.engine.on_outcome(outcome)
@@ -259,6 +262,9 @@ class TaskRun(RunSteps):
             failure = self.classify_seat_failure(found, seat)
             if failure.fail_class == WRAPPER_ENGINE_DOWN and not probed:
                 probed = True
-                if self.probe(seat):
+                healthy = self.probe(seat)
+                if isinstance(healthy, Failure):
+                    return healthy
+                if healthy:
                     continue  # healthy again: that dispatch once more
             return failure

@@ -30,6 +30,7 @@ from failres.journal import read_journal
 from failres.engine.seats import seat_env, seat_values
 from failres import beneath
 from failres.containment.tamper import Guard, OwnMoves
+from failres.gitops.workspace_files import fresh_dir_beside
 from failres.errors import UsageError
 from failres.gitops import head_commit
 from failres.gitops.workspace import Workspace, remove_tree
@@ -104,12 +105,13 @@ def _run_resolver(top: Path, git_dir: Path, config: Config, binding_name: str, d
                   task: str, prompt: str, store_ref: str) -> tuple[ProcessResult, list[str]]:
     """Run the resolver once in a throw-away workspace; its result, and what it tampered with (undone)."""
     binding = config.bindings[binding_name]
-    root = worktrees_root(config, locate_repo(top)) / ".resolver"
-    dispatch_dir = root / f"{decision_id}.dispatch"
-    remove_tree(dispatch_dir)
-    dispatch_dir.mkdir(parents=True)
+    base = worktrees_root(config, locate_repo(top))
+    root = base / ".resolver"
+    # Made and cleared without following a link an earlier seat left on the way.
+    base.mkdir(parents=True, exist_ok=True)
+    dispatch_dir = fresh_dir_beside(base, f".resolver/{decision_id}.dispatch")
+    beneath.write_file(base, f".resolver/{decision_id}.dispatch/prompt.md", prompt.encode("utf-8"))
     prompt_file = dispatch_dir / "prompt.md"
-    prompt_file.write_text(prompt, encoding="utf-8")
     start = head_commit(top, config.integration.branch)
     workspace = Workspace.create(path=root / decision_id, git_dir=git_dir,
                                  state_dir=git_dir / "failres" / "workspaces" / ".resolver" / decision_id,
@@ -137,7 +139,11 @@ def _run_resolver(top: Path, git_dir: Path, config: Config, binding_name: str, d
     finally:
         tamper = guard.undo(before, slug=slug, task=task)
         workspace.remove()
-        remove_tree(dispatch_dir)
+        try:
+            fresh_dir_beside(base, f".resolver/{decision_id}.dispatch")
+            remove_tree(dispatch_dir)
+        except beneath.Planted as error:
+            tamper.what.append(f"the resolver's dispatch directory was replaced: {error}: not followed")
     return result, tamper.what
 
 

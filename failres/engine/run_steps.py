@@ -12,6 +12,7 @@ import os
 import time
 from pathlib import Path
 
+from failres.containment import kept
 from failres.containment.interrupts import Interrupted
 from failres.containment.tamper import Guard
 from failres.engine.dispatching import Dispatched
@@ -54,8 +55,26 @@ class RunSteps(RunContext):
                           cancelled=self.cancelled, output=self.config.output, world=self.world)
         self.check_stop()
         if found is None:
+            self._kept = kept.fingerprint(self.workspace.path, gate.keep)
             return None
         return Failure(GATE_UNAVAILABLE, setup_failed_verdict(self.gate_name, found).message)
+
+    def rebuild_kept(self, gate) -> Failure | None:
+        """The gate's `keep` paths as the setup (or the last gate) left them, else removed and set up again."""
+        before = getattr(self, "_kept", None)
+        if not gate.keep or before is None:
+            return None
+        differ = kept.changed(before, kept.fingerprint(self.workspace.path, gate.keep))
+        if not differ:
+            return None
+        log.warning("failres: %s changed since the gate last ran (%s); set up again before judging",
+                    ", ".join(gate.keep), ", ".join(differ[:5]))
+        from failres.gitops.workspace import remove_tree
+
+        for root in kept.kept_roots(self.workspace.path, gate.keep):
+            remove_tree(root)
+        self._kept = None
+        return self.run_setup()
 
     def user_class(self, output: str) -> str | None:
         obs = Observation("gate", None, 1, False, False, output)
@@ -73,10 +92,17 @@ class RunSteps(RunContext):
         reason = verdict.reason if verdict else "the seat failed"
         return Failure(fail_class, f"{seat} {reason}\n{result.text}", snapshot=found.snapshot())
 
-    def probe(self, seat: str) -> bool:
-        """Probe the seat's binding as the seat would run: its environment, its agent home."""
+    def probe(self, seat: str) -> bool | Failure:
+        """Probe the seat's binding as the seat would run: its environment, its agent home.
+
+        The health command runs in the workspace, so only once it is put back to the
+        task's tree (never on the files the failed seat left), and under the tamper
+        check like a seat: what it changes in the person's repository is undone and
+        quarantines the task.
+        """
+        from failres import beneath
         from failres.agents.homes import carry_back_logins, prepare_agent_homes
-        from failres.gitops.workspace import remove_tree
+        from failres.gitops.workspace_files import fresh_dir_beside
 
         name = self.seat_binding(seat)
         binding = self.config.bindings[name]
@@ -90,17 +116,34 @@ class RunSteps(RunContext):
             self.engine.stop.wait(seconds) if self.engine.sleep is time.sleep else self.engine.sleep(seconds)
             self.check_stop()
 
-        probe_dir = self.dispatch_root / "probe"
-        remove_tree(probe_dir)
-        probe_dir.mkdir(parents=True)
+        root = self.dispatch_root
+        try:
+            probe_dir = fresh_dir_beside(root.parent, f"{root.name}/probe")
+        except beneath.Planted as error:
+            what = f"failres's dispatch directory beside the workspace was replaced: {error}: not followed"
+            self.journal("seat-tamper", what=[what])
+            return Failure(SEAT_TAMPER, what)
         env = seat_env(seat_values(self.values("implement", 1, dispatch_dir=probe_dir)), binding.env)
+        gate = self.config.gates.get(self.gate_name)
+        problem = self.put_back(gate.keep if gate else ())
+        if problem is not None:
+            return problem
+        self.workspace.handed_over()
+        guard = Guard(self.engine.top, self.engine.git_dir, store_ref=self.engine.store.ref, own=self.engine.own_moves)
+        before = guard.capture()
         links = prepare_agent_homes(env, os.environ, Path.home())
         try:
-            return probe_until_healthy(binding, attempts=self.config.probe.attempts,
-                                       backoff=self.config.probe.backoff, cwd=self.workspace.path, env=env,
-                                       sleep=sleep, record=record)
+            healthy = probe_until_healthy(binding, attempts=self.config.probe.attempts,
+                                          backoff=self.config.probe.backoff, cwd=self.workspace.path, env=env,
+                                          sleep=sleep, record=record)
         finally:
             carry_back_logins(links)
+            tamper = guard.undo(before, slug=self.slug, task=self.task.id)
+        if tamper:
+            what = [f"while {name}'s health command ran: {line}" for line in tamper.what]
+            self.journal("seat-tamper", what=what)
+            return Failure(SEAT_TAMPER, "; ".join(what))
+        return healthy
 
     def judge(self, mode: str, attempt: int) -> JudgeInvocation | None:
         gate = self.config.gates.get(self.gate_name)
@@ -120,7 +163,7 @@ class RunSteps(RunContext):
 
     def run_gate(self, mode: str, attempt: int, *, preflight: bool = False) -> GateOutcome:
         gate = self.config.gates[self.gate_name]
-        problem = self.put_back(gate.keep)
+        problem = self.put_back(gate.keep) or self.rebuild_kept(gate)
         if problem is not None:
             return GateOutcome(False, False, None, problem.message, self.gate_name, unavailable=problem.message)
         judge = self.judge(mode, attempt)
@@ -139,6 +182,8 @@ class RunSteps(RunContext):
                                           cancelled=self.cancelled, output=self.config.output, world=self.world,
                                           workspace=self.workspace.path)
         tamper = guard.undo(before, slug=self.slug, task=self.task.id) if guard is not None and before else None
+        if gate.keep:
+            self._kept = kept.fingerprint(self.workspace.path, gate.keep)  # what this gate's own run left there
         if tamper:
             what = [f"while gate {self.gate_name} ran: {line}" for line in tamper.what]
             self.journal("seat-tamper", what=what)
@@ -221,6 +266,7 @@ class RunSteps(RunContext):
         move_branch(self.engine.top, self.engine.git_dir, self.branch, commit, expected=self.base,
                     own=self.engine.own_moves)
         self.journal("task-committed", commit=commit, intHead=self.int_head)
+        self.drop_unnamed([self.tree])
         self.finish_workspace(keep=False)
         return TaskOutcome(self.slug, self.task.id, "committed", commit=commit)
 
@@ -230,12 +276,31 @@ class RunSteps(RunContext):
             engine=self.engine, slug=self.slug, task=self.task.id, files=tuple(self.task.files),
             int_head=self.int_head, base=self.base or self.int_head, conditions=self.conditions,
             base_tree=self.workspace.base_tree if self.workspace else None), failure)
+        self.drop_unnamed(self.snapshot_trees())
         # Without rollback the failed workspace stays for a person to look at.
         keep = rollback and not self.config.repair.rollback
         self.finish_workspace(keep=keep)
         if outcome.decision is not None and self.config.seats.resolver:
             self.ask_resolver(outcome.decision)
         return outcome
+
+    def drop_unnamed(self, trees: list[str]) -> None:
+        """The seat's accepted files that no commit or snapshot names leave the person's object database."""
+        from failres.gitops.snapshot_objects import drop_unnamed
+
+        if self.workspace is not None and self.workspace.fresh:
+            drop_unnamed(self.engine.git_dir, self.workspace.fresh, trees)
+            self.workspace.fresh.clear()
+
+    def snapshot_trees(self) -> list[str]:
+        import pygit2
+
+        from failres.engine.quarantine import SNAPSHOT_REFS
+
+        repo = pygit2.Repository(str(self.engine.git_dir))
+        prefix = f"{SNAPSHOT_REFS}/{self.slug}/{self.task.id}/"
+        return [str(repo.references[name].peel(pygit2.Commit).tree_id) for name in repo.references
+                if name.startswith(prefix)]
 
     def ask_resolver(self, decision_id: str) -> None:
         """Let the resolver seat propose an answer right away; a person decides (unless configured otherwise)."""

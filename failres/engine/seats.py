@@ -42,15 +42,27 @@ class SeatRun:
         return self.result.timed_out or self.result.exit_code != 0
 
 
+# Handles to daemons of the person's: a process started through one (`tmux new-window`,
+# an ssh-agent signature, a D-Bus activation, an X client, a container) lives outside
+# the dispatch, where no supervisor ends it. A binding that needs one names it in `env`.
+DAEMON_HANDLES = frozenset({
+    "TMUX", "TMUX_PANE", "STY", "SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS",
+    "DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "DOCKER_HOST", "CONTAINER_HOST", "KITTY_LISTEN_ON",
+    "WEZTERM_UNIX_SOCKET", "ZELLIJ", "ZELLIJ_SESSION_NAME", "NVIM", "NVIM_LISTEN_ADDRESS", "EMACS_SOCKET_NAME",
+    "VSCODE_IPC_HOOK_CLI", "GNOME_KEYRING_CONTROL", "XDG_RUNTIME_DIR",
+})
+
+
 def seat_env(values: Mapping[str, str], extra: Mapping[str, str], *, marker: str = "") -> dict[str, str]:
     """The seat's environment: ours, the binding's own, and the contract's FAILRES_* variables.
 
     Nothing in it says where the person's repository is: no `FAILRES_REPO`, and none of
     git's repository-locating variables (inside a hook they point at the person's
-    repository, and a seat's git would act on it).
+    repository, and a seat's git would act on it). Nor does it hold a handle to a daemon
+    of the person's (`DAEMON_HANDLES`) unless the binding's `env` names it.
     """
     env = {k: v for k, v in os.environ.items()
-           if k not in REPOSITORY_LOCATING_VARIABLES and not k.startswith("FAILRES_")}
+           if k not in REPOSITORY_LOCATING_VARIABLES and not k.startswith("FAILRES_") and k not in DAEMON_HANDLES}
     env.update({name: render_value(value, values) for name, value in extra.items()})
     env.update({
         "FAILRES_SLUG": values["slug"],

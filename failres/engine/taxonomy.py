@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
+from failres.engine.scope_requests import (  # noqa: F401 - the loop reads requests from here too
+    MAX_SCOPE_REQUESTS, SCOPE_REQUEST_MARKER, ScopeRequest, parse_scope_requests, requestable, visible)
+
 FIXER_SCOPE_VIOLATION = "fixer-scope-violation"
 GATE_NOT_GREEN_AFTER_FIXER = "gate-not-green-after-fixer"
 WRAPPER_ENGINE_DOWN = "wrapper-engine-down"
@@ -62,14 +65,6 @@ USER_RULE_ACTIONS = (Action.PROBE_THEN_RETRY, Action.RETRY_FIXER, Action.QUARANT
 
 Stage = Literal["seat", "gate", "scope", "patch"]
 SeatName = Literal["implementer", "fixer"]
-
-
-@dataclass(frozen=True)
-class ScopeRequest:
-    """A seat's `SCOPE-REQUEST:` line: a file outside its scope and why it needs it."""
-
-    file: str
-    reason: str
 
 
 @dataclass(frozen=True)
@@ -211,81 +206,6 @@ def some_paths(paths: Iterable[str], shown: int = 5) -> str:
     if len(listed) <= shown + 1:
         return ", ".join(listed)
     return ", ".join(listed[:shown]) + f" … and {len(listed) - shown} more"
-
-
-# ─── SCOPE-REQUEST lines ──────────────────────────────────────────────────────
-
-SCOPE_REQUEST_MARKER = "SCOPE-REQUEST:"
-MAX_SCOPE_REQUESTS = 20
-# A request is evidence for a person to read, not a channel for pasting whole files into
-# the decision record.
-_MAX_FILE_CHARS = 1024
-_MAX_REASON_CHARS = 1000
-_QUOTES = "\"'`"
-_GLUED_SEPARATORS = ("\u2014", "\u2013")  # em dash, en dash: often written without spaces
-_LEADING_SEPARATOR = re.compile(r"^(?:\u2014|\u2013|--|-(?=\s)|:)\s*")
-
-
-def parse_scope_requests(text: str) -> tuple[ScopeRequest, ...]:
-    """Every `SCOPE-REQUEST: <file> — <reason>` line in `text`, first per file, at most 20.
-
-    Seats are free text generators, so this accepts the separators people actually type
-    (em dash, en dash, ` - `, `--`, `:`), quoted or backticked paths, and markdown
-    emphasis around the marker; it never raises. Lines naming no file, and the
-    `<file>` placeholder of the prompt echoed back, are ignored.
-    """
-    requests: list[ScopeRequest] = []
-    seen: set[str] = set()
-    for line in text.splitlines():
-        request = _parse_request_line(line)
-        if request is None or request.file in seen:
-            continue
-        seen.add(request.file)
-        requests.append(request)
-        if len(requests) == MAX_SCOPE_REQUESTS:
-            break
-    return tuple(requests)
-
-
-def _parse_request_line(line: str) -> ScopeRequest | None:
-    _, marker, rest = line.partition(SCOPE_REQUEST_MARKER)
-    if not marker:
-        return None
-    if rest.startswith("*"):
-        # "**SCOPE-REQUEST:** file": markdown bold glued to the marker. Only glued asterisks
-        # go; a path may itself begin with "_" (`__init__.py`) or be a glob after a space.
-        rest = rest.lstrip("*")
-    rest = rest.strip()
-    file, remainder = _split_file(rest)
-    file = file.strip().strip(_QUOTES).strip().rstrip(":,;")
-    if not file or len(file) > _MAX_FILE_CHARS or _is_placeholder(file):
-        return None
-    if file in ("-", "--"):
-        return None  # a separator with no file before it
-    reason = _LEADING_SEPARATOR.sub("", remainder.strip()).strip()
-    reason = reason.rstrip("*").strip()[:_MAX_REASON_CHARS]
-    return ScopeRequest(file=file, reason=reason)
-
-
-def _split_file(rest: str) -> tuple[str, str]:
-    """(file, what follows it); a path with spaces must be quoted to survive."""
-    if rest[:1] and rest[0] in _QUOTES:
-        closing = rest.find(rest[0], 1)
-        if closing == -1:
-            return rest[1:], ""
-        return rest[1:closing], rest[closing + 1 :]
-    parts = rest.split(maxsplit=1)
-    token = parts[0] if parts else ""
-    remainder = parts[1] if len(parts) > 1 else ""
-    for separator in _GLUED_SEPARATORS:
-        if separator in token:
-            token, _, glued = token.partition(separator)
-            remainder = f"{glued} {remainder}"
-    return token, remainder
-
-
-def _is_placeholder(file: str) -> bool:
-    return file.startswith("<") and file.endswith(">")
 
 
 # ─── The rung table ───────────────────────────────────────────────────────────

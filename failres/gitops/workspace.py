@@ -38,6 +38,7 @@ from failres import beneath
 from failres.errors import GitError
 from failres.gitops.git import run_git
 from failres.gitops.status import STATUS_ARGS, StatusReport, parse_status
+from failres.gitops.snapshot_objects import fresh_blobs, not_yet_stored, promote_redacted
 from failres.gitops.verify import ObjectsPoisoned, verify_objects
 from failres.gitops.workspace_files import (
     WORKSPACE_DESCRIPTION,
@@ -45,28 +46,19 @@ from failres.gitops.workspace_files import (
     default_root,
     identity,
     leads_into,
+    odd_entries,
     remove_nested_git_dirs,
     remove_tree,
     restore_permissions,
     seat_config,
+    shown_name,
+    TRUSTED_READ,
     unlink_inside,
 )
 
 __all__ = ["Checked", "ObjectsPoisoned", "Workspace", "WorkspaceReplaced", "claim_workspace_path", "default_root",
            "remove_tree", "shown_name"]
 
-# Settings that make git read a work tree on failres's terms, whatever the person's or
-# the seat's configuration says: no fsmonitor daemon or hook, no untracked cache whose
-# directory mtimes a seat could rewind, no sparse checkout that would mark paths
-# skip-worktree, no split index spread over shared files.
-_TRUSTED_READ = (
-    "core.fsmonitor=false",
-    "core.untrackedCache=false",
-    "core.sparseCheckout=false",
-    "core.splitIndex=false",
-    "core.trustctime=true",
-    "core.checkStat=default",
-)
 REGISTRY = "failres/workspaces"
 
 
@@ -78,6 +70,7 @@ class Checked:
     undecodable: tuple[str, ...]  # names that are not UTF-8, as shown (escaped)
     symlinks: dict[str, str]  # changed paths that are symlinks -> their target
     raw: dict[str, str] = field(default_factory=dict)  # shown name -> the name on disk, where they differ
+    odd: dict[str, str] = field(default_factory=dict)  # path -> what git cannot record there (a FIFO, a repository)
 
 
 class WorkspaceReplaced(GitError):
@@ -109,7 +102,9 @@ class Workspace:
         self._seat_config = ""
         self.pristine = False  # the files are exactly `tree` and no seat or gate has run since
         self.pristine_includes = False  # the included files are the person's copies (see `workspace_include`)
+        self._no_nested = False  # `check` found no nested `.git`, and nothing has run here since
         self._identity: tuple[str, int, int] | None = None  # set once the directory exists
+        self.fresh: dict[str, str] = {}  # blobs `accept` wrote that were not there before: oid -> path
 
     # ── paths ────────────────────────────────────────────────────────────
 
@@ -126,8 +121,12 @@ class Workspace:
             "GIT_LITERAL_PATHSPECS": "1",
         }
 
-    def git(self, args: Sequence[str], *, index: Path | None = None, stdin: bytes | None = None) -> bytes:
-        return run_git(self.path, args, env=self._env(index), stdin=stdin, config=_TRUSTED_READ)
+    def git(self, args: Sequence[str], *, index: Path | None = None, stdin: bytes | None = None,
+            objects: Path | None = None) -> bytes:
+        env = self._env(index)
+        if objects is not None:  # objects written aside, the person's read through an alternate
+            env |= {"GIT_OBJECT_DIRECTORY": str(objects), "GIT_ALTERNATE_OBJECT_DIRECTORIES": f"{self.git_dir}/objects"}
+        return run_git(self.path, args, env=env, stdin=stdin, config=TRUSTED_READ)
 
     # ── creating and removing ────────────────────────────────────────────
 
@@ -227,6 +226,7 @@ class Workspace:
         """A seat or gate is about to run here: the files can no longer be assumed untouched."""
         self.pristine = False
         self.pristine_includes = False
+        self._no_nested = False
 
     # ── reading what changed ─────────────────────────────────────────────
 
@@ -258,7 +258,7 @@ class Workspace:
     def status(self) -> StatusReport:
         self._require_intact()
         self._restore_private_index()
-        raw = self.git([*STATUS_ARGS])
+        raw = self.git([*STATUS_ARGS[:-1], "--ignore-submodules=all"])
         return parse_status(raw)
 
     def check(self) -> Checked:
@@ -287,7 +287,9 @@ class Workspace:
             full = self.path / path
             if full.is_symlink():
                 links[path] = os.readlink(full)
-        return Checked(tuple(sorted(shown)), tuple(undecodable), links, raw)
+        odd = {shown_name(path): what for path, what in odd_entries(self.path).items()}
+        self._no_nested = not odd
+        return Checked(tuple(sorted(shown)), tuple(undecodable), links, raw, odd)
 
     # ── building trees ───────────────────────────────────────────────────
 
@@ -299,8 +301,10 @@ class Workspace:
         self._require_intact()
         self._restore_private_index()
         spec = b"\0".join(os.fsencode(p) for p in wanted) + b"\0"
+        missing = not_yet_stored(self.git_dir, self.path, wanted)
         self.git(["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"], stdin=spec)
         tree = self.git(["write-tree"]).decode().strip()
+        self.fresh.update(fresh_blobs(self.git_dir, tree, missing))
         # The files become what a checkout of that tree gives (clean and smudge filters,
         # `ident`, line endings), so the gate judges exactly what a clone of the commit holds.
         # git skips a file whose stat data matches the index, so each is removed first.
@@ -335,13 +339,19 @@ class Workspace:
             if stat.S_ISREG(info.st_mode) and info.st_size > max_bytes:
                 continue
             taken.append(path)
-        if taken:
-            spec = b"\0".join(os.fsencode(p) for p in taken) + b"\0"
-            self.git(["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"], index=scratch_index,
-                     stdin=spec)
-        tree = self.git(["write-tree"], index=scratch_index).decode().strip()
-        scratch_index.unlink(missing_ok=True)
-        return tree
+        objects = self.git_dir / self._state("scratch") / "objects"  # hashed aside; only redacted ones come in
+        remove_tree(objects)
+        beneath.make_dirs(self.git_dir, self._state("scratch") / "objects")
+        try:
+            if taken:
+                spec = b"\0".join(os.fsencode(p) for p in taken) + b"\0"
+                self.git(["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"], index=scratch_index,
+                         stdin=spec, objects=objects)
+            tree = self.git(["write-tree"], index=scratch_index, objects=objects).decode().strip()
+            return promote_redacted(self.git_dir, objects, tree, taken)
+        finally:
+            scratch_index.unlink(missing_ok=True)
+            remove_tree(objects)
 
     # ── putting the files back ───────────────────────────────────────────
 
@@ -359,7 +369,8 @@ class Workspace:
         if tree == self.tree and self._nothing_to_put_back(keep):
             # The common case after an accepted dispatch: the files are the tree already,
             # and nothing untracked or ignored lies about; only the seat's git is renewed.
-            remove_nested_git_dirs(self.path)
+            if not self._no_nested:
+                remove_nested_git_dirs(self.path)
             self.reset_seat_git()
             self.pristine = True
             return
@@ -394,6 +405,10 @@ class Workspace:
         return True
 
     def _put_back(self, tree: str, keep: Sequence[str]) -> None:
+        # The files git is about to write come from their objects: each one's hash is
+        # checked first, so a loose object forged in place never reaches a gate.
+        dirty = self.git(["diff-files", "--name-only", "-z", "--ignore-submodules=all"])
+        verify_objects(self.git_dir, tree, [os.fsdecode(p) for p in dirty.split(b"\0") if p])
         self.git(["read-tree", "--reset", "-u", tree])
         exclude = []
         for pattern in keep:
@@ -402,15 +417,6 @@ class Workspace:
         # git reaches a gate). `.git` at the top is never listed by git, so it stays.
         self.git(["clean", "-ffdxq", *exclude])
         remove_nested_git_dirs(self.path)
-
-
-def shown_name(path: str) -> str:
-    """A path as it can be recorded: undecodable bytes become visible `\\xNN` escapes."""
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return os.fsencode(path).decode("utf-8", "backslashreplace")
-    return path
 
 
 def _kept(path: str, keep: Sequence[str]) -> bool:

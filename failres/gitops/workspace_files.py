@@ -4,7 +4,8 @@ Removing a tree a seat made read-only or full of symlinks (never following one),
 giving back the permissions it took away, finding the `.git` directories it planted
 where git will not look, refusing a place that holds someone else's files or leads
 into the person's repository, the default place outside the person's checkout and git
-dir, and the few settings of the person's the seat's own git dir carries.
+dir, the few settings of the person's the seat's own git dir carries, the settings
+failres's own reads run with, and what git cannot record (nested repositories, FIFOs).
 """
 
 from __future__ import annotations
@@ -19,6 +20,93 @@ from pathlib import Path
 import pygit2
 
 from failres.errors import GitError
+
+_ODD_TYPES = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISBLK, "a device"),
+              (stat.S_ISCHR, "a device"))
+
+
+def odd_entries(top: Path) -> dict[str, str]:
+    """Entries below `top` that git cannot record as files, relative path -> what they are.
+
+    A nested repository (any `.git` below the top: git would take its directory for a
+    submodule and run its config's filters and fsmonitor) and a FIFO, socket or device
+    (git refuses to add one; a gate that reads it hangs). One `find` walks the tree.
+    """
+    finder = shutil.which("find")
+    found: dict[str, str] = {}
+    if finder is None:
+        return _odd_by_walk(top)
+    from failres.processes.reaper import run_owned
+
+    completed = run_owned([finder, str(top), "-mindepth", "1", "-path", str(top / ".git"), "-prune", "-o",
+                           "-name", ".git", "-prune", "-print0", "-o",
+                           "(", "-type", "p", "-o", "-type", "s", "-o", "-type", "b", "-o", "-type", "c", ")",
+                           "-print0"])
+    if completed.returncode != 0:
+        return _odd_by_walk(top)
+    for raw in completed.stdout.split(b"\0"):
+        if raw:
+            _classify(top, Path(os.fsdecode(raw)), found)
+    return found
+
+
+def _odd_by_walk(top: Path) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for root, dirs, files in os.walk(top):
+        if Path(root) == top and ".git" in dirs:
+            dirs.remove(".git")
+        for name in [*dirs, *files]:
+            full = Path(root) / name
+            if name == ".git" or any(test(full.lstat().st_mode) for test, _ in _ODD_TYPES):
+                _classify(top, full, found)
+        dirs[:] = [d for d in dirs if d != ".git"]
+    return found
+
+
+def _classify(top: Path, full: Path, found: dict[str, str]) -> None:
+    if full.name == ".git":
+        found[full.parent.relative_to(top).as_posix()] = "a nested git repository"
+        return
+    try:
+        mode = full.lstat().st_mode
+    except OSError:
+        return
+    for test, what in _ODD_TYPES:
+        if test(mode):
+            found[full.relative_to(top).as_posix()] = what
+            return
+
+
+# Settings that make git read a work tree on failres's terms, whatever the person's or
+# the seat's configuration says: no fsmonitor daemon or hook, no untracked cache whose
+# directory mtimes a seat could rewind, no sparse checkout that would mark paths
+# skip-worktree, no split index spread over shared files.
+#
+# Nor does any git dir a seat could have made run anything of its own: no submodule is
+# ever recursed into (a nested `.git` with a `clean` filter or an fsmonitor of the
+# seat's would run in failres's place; nested repositories are refused instead, see
+# `odd_entries`), and no hook runs.
+TRUSTED_READ = (
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "submodule.recurse=false",
+    "diff.ignoreSubmodules=all",
+    "status.submoduleSummary=false",
+    "core.untrackedCache=false",
+    "core.sparseCheckout=false",
+    "core.splitIndex=false",
+    "core.trustctime=true",
+    "core.checkStat=default",
+)
+
+def shown_name(path: str) -> str:
+    """A path as it can be recorded: undecodable bytes become visible `\\xNN` escapes."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+    return path
+
 
 def remove_nested_git_dirs(top: Path) -> None:
     # git never lists a directory named `.git`, wherever it is, so `clean` leaves one
@@ -92,6 +180,24 @@ def remove_tree(path: Path) -> None:
     # A seat may take write permission away from its files; failres gives it back to
     # delete them. (`onerror` is the spelling every supported Python accepts.)
     shutil.rmtree(path, onerror=retry_writable)
+
+
+def fresh_dir_beside(base: Path, relative: str) -> Path:
+    """An empty directory `base/relative` (a dispatch's own, beside a workspace), reached without a link.
+
+    A seat can replace `<task>.dispatch` with a link to the person's checkout: what
+    was there is removed, and the new directory made, only when no directory on the way
+    is a link (`beneath.Planted` otherwise), so nothing of the person's is deleted.
+    """
+    from failres import beneath
+
+    parent = os.path.dirname(relative)
+    if parent:
+        with beneath.opened_dir(base, parent):
+            pass
+    remove_tree(base / relative)
+    beneath.make_dirs(base, relative)
+    return base / relative
 
 
 def leads_into(path: Path, guarded: Iterable[Path]) -> Path | None:

@@ -74,8 +74,10 @@ def post_merge(args: list[str]) -> int:
         return 0
     from pathlib import Path
 
+    from failres.containment import moves
     from failres.landing.label import stamp_after_merge
 
+    moves.install()  # the stamp is the person's own store write, never a seat's to a live run
     for result in stamp_after_merge(Path.cwd(), keys):
         if result.stamped:
             labels = ", ".join(result.resolved_by)

@@ -253,6 +253,9 @@ def apply_gc(top: Path, repo, plan: GcPlan, workspaces: Sequence[Workspace]) -> 
     for item in plan.remove:
         if item.kind in ("branch", "snapshot") and item.name not in refused:
             try:
+                from failres.containment import moves
+
+                moves.note(Path(repo.path), item.name, str(repo.references[item.name].target), None)
                 repo.references.delete(item.name)
             except (KeyError, ValueError) as error:
                 failed.append(Item(item.kind, item.name, f"could not delete: {error}"))

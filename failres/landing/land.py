@@ -22,6 +22,7 @@ from pathlib import Path
 import pygit2
 
 from failres.config.model import Config
+from failres.containment import moves
 from failres.engine import state
 from failres.errors import GitError, UsageError
 from failres.gitops import list_worktrees
@@ -106,7 +107,7 @@ def land_task(top: Path, repo: pygit2.Repository, config: Config, store: Store, 
     message = merge_message(slug, task, title)
     checkout = _checkout_of(top, branch)
     if checkout is not None:
-        merge, int_head = _merge_in_worktree(checkout, slug, task, message)
+        merge, int_head = _merge_in_worktree(checkout, slug, task, message, f"refs/heads/{branch}")
         how = "worktree"
     else:
         merge = _merge_in_memory(repo, branch, ours, theirs, message, slug, task)
@@ -148,7 +149,7 @@ def _in_progress(worktree: Path) -> str | None:
     return None
 
 
-def _merge_in_worktree(worktree: Path, slug: str, task: str, message: str) -> tuple[str, str]:
+def _merge_in_worktree(worktree: Path, slug: str, task: str, message: str, ref: str) -> tuple[str, str]:
     busy = _in_progress(worktree)
     if busy is not None:
         msg = f"{worktree} is in the middle of {busy}; landing would mix into it"
@@ -158,8 +159,13 @@ def _merge_in_worktree(worktree: Path, slug: str, task: str, message: str) -> tu
         msg = f"{worktree} has uncommitted changes; landing would merge into them"
         raise GitError(msg, hint="commit or stash them there, then run land again")
     before = run_git(worktree, ["rev-parse", "HEAD"]).decode().strip()
-    completed = try_git(worktree, ["merge", "--no-ff", "--no-edit", "-m", message, task_branch(slug, task)],
-                        config=identity_config(worktree))
+    common = Path(run_git(worktree, ["rev-parse", "--path-format=absolute", "--git-common-dir"]).decode().strip())
+    # Noted as under way before git merges, done after: a run's tamper check meanwhile
+    # waits for it and keeps the merge, its files and its reflog (`containment.moves`).
+    with moves.moving(common, ref, before) as moved:
+        completed = try_git(worktree, ["merge", "--no-ff", "--no-edit", "-m", message, task_branch(slug, task)],
+                            config=identity_config(worktree))
+        moved.append(run_git(worktree, ["rev-parse", "HEAD"]).decode().strip())
     if completed.returncode != 0:
         reason = _merge_failure(completed.stdout + completed.stderr)
         # Only undo a merge this call started: the checkout was verified idle above.
@@ -196,6 +202,7 @@ def _merge_in_memory(repo: pygit2.Repository, branch: str, ours: pygit2.Commit, 
     signature = store_signature(repo)
     merge = repo.create_commit(None, signature, signature, message, tree, [ours.id, theirs.id])
     top = Path(repo.workdir) if repo.workdir else Path(repo.path)
+    moves.note(Path(repo.path), f"refs/heads/{branch}", str(ours.id), str(merge))
     moved = try_git(top, ["update-ref", "-m", f"failres: land {slug}/{task}", f"refs/heads/{branch}", str(merge),
                           str(ours.id)])
     if moved.returncode != 0:

@@ -1,4 +1,5 @@
-"""Whether this process was started by a seat: some ancestor is a seat's supervisor.
+"""Whether this process was started by a seat or a gate: some ancestor is a seat's supervisor,
+or was started with a seat's or a gate's marker in its environment.
 
 Every process a seat starts, however it detaches (`setsid`, a double fork), stays below
 its supervisor, the subreaper of the dispatch (`supervise.py`). A seat that runs
@@ -15,6 +16,11 @@ import os
 from pathlib import Path
 
 SUPERVISOR_NAME = "supervise.py"
+# In a gate's (and its setup's) environment: a gate runs the seat's code, unsupervised.
+GATE_MARKER = "FAILRES_GATE"
+# The markers a process started for a dispatch carries in the environment it was
+# started with; /proc/PID/environ shows that one, whatever the process changed since.
+_MARKERS = (b"FAILRES_GATE=", b"FAILRES_DISPATCH=")
 _MAX_DEPTH = 128
 
 
@@ -24,7 +30,8 @@ def seat_supervisor(pid: int | None = None) -> int | None:
     Numbers are read from /proc, not from os.getppid(): inside a seat's own PID
     namespace those differ, and /proc speaks for the namespace it was mounted in.
     """
-    current = _parent_of("self") if pid is None else pid
+    current = _self() if pid is None else pid
+    own = current
     for _ in range(_MAX_DEPTH):
         if current <= 1:
             return None
@@ -33,10 +40,26 @@ def seat_supervisor(pid: int | None = None) -> int | None:
             stat = Path(f"/proc/{current}/stat").read_text(encoding="utf-8", errors="replace")
         except OSError:
             return None
-        if any(_is_supervisor(arg) for arg in argv[:6]):
+        if (current != own and any(_is_supervisor(arg) for arg in argv[:6])) or _marked(current):
             return current
         current = _ppid(stat)
     return None
+
+
+def _marked(pid: int) -> bool:
+    """Whether `pid` was started with a gate's or a seat's marker in its environment."""
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return False
+    return any(environ.startswith(marker) or b"\0" + marker in environ for marker in _MARKERS)
+
+
+def _self() -> int:
+    try:
+        return int(os.readlink("/proc/self"))
+    except (OSError, ValueError):
+        return 0
 
 
 def _parent_of(pid: str) -> int:

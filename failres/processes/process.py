@@ -23,6 +23,7 @@ from signal import SIGKILL, SIGTERM
 from typing import BinaryIO
 
 from failres.processes import reaper
+from failres.processes.supervise import descendants, freeze_and_kill, wait_dead
 from failres.processes.output import (
     EXIT_NOT_FOUND,
     POLL_SECONDS,
@@ -155,15 +156,19 @@ def _run_direct(command: tuple[str, ...], *, cwd: Path, env: Mapping[str, str], 
 
 
 def _end_group(child: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the child's process group, then SIGKILL whatever of it is still alive after a grace.
+    """SIGTERM the child's process group, then freeze and kill whatever of it is still alive after a grace.
 
     The leader is reaped as it goes: its zombie would otherwise keep the group "alive".
+    What is still below the child, in the group or not, is frozen before it is killed
+    (`supervise.freeze_and_kill`), and waited for, so its orphans have reached failres
+    (the subreaper) before the sweep that follows looks for them.
     """
     group = child.pid
     child.poll()
     try:
         os.killpg(group, SIGTERM)
     except (ProcessLookupError, PermissionError):
+        _freeze_below(child)
         return
     give_up = time.monotonic() + _TERM_GRACE_SECONDS
     while time.monotonic() < give_up:
@@ -175,10 +180,18 @@ def _end_group(child: subprocess.Popen[bytes]) -> None:
         except PermissionError:
             break
         time.sleep(POLL_SECONDS / 5)
+    _freeze_below(child)
     try:
         os.killpg(group, SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _freeze_below(child: subprocess.Popen[bytes]) -> None:
+    below = descendants(child.pid)
+    if below:
+        freeze_and_kill(below)
+        wait_dead(below)
 
 
 def _checked_argv(argv: Sequence[str]) -> tuple[str, ...]:

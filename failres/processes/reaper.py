@@ -16,17 +16,15 @@ helper process, say) are never touched.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from failres.processes.supervise import children_of, set_subreaper
+from failres.processes.supervise import children_of, freeze_and_kill, set_subreaper
 
 _GRACE_SECONDS = 0.5
-_MAX_SWEEP_ROUNDS = 20
 
 _lock = threading.Lock()
 _ours: set[int] = set()
@@ -94,28 +92,27 @@ def leftovers() -> list[int]:
 
 
 def sweep_leftovers() -> list[int]:
-    """Kill and reap every leftover child; returns the pids that were found.
+    """Freeze, kill and reap every leftover child and everything below it; returns the pids found.
 
-    Killing a leftover re-parents its own children here, so rounds repeat until one
-    finds nothing (bounded, so a process stuck in the kernel cannot hold us forever).
+    Each leftover's whole tree is stopped until a sweep finds no new process, then
+    killed (`supervise.freeze_and_kill`): a chain that forks faster than it can be
+    killed, or ignores SIGTERM, gets no round to outlast. Killing re-parents their
+    children here, so sweeps repeat until one finds no leftover at all.
     """
     swept: list[int] = []
-    for _ in range(_MAX_SWEEP_ROUNDS):
-        found = [pid for pid in leftovers() if pid not in swept]
+    while True:
+        found = leftovers()
         if not found:
             break
-        swept += found
-        for signum in (signal.SIGTERM, signal.SIGKILL):
-            for pid in found:
-                try:
-                    os.kill(pid, signum)
-                except (ProcessLookupError, PermissionError):
-                    pass
-            give_up = time.monotonic() + _GRACE_SECONDS
-            while time.monotonic() < give_up and _reap(found):
-                time.sleep(0.02)
-            if not _reap(found):
-                break
+        swept += [pid for pid in found if pid not in swept]
+        freeze_and_kill(found)
+        give_up = time.monotonic() + _GRACE_SECONDS
+        while time.monotonic() < give_up and _reap(found):
+            time.sleep(0.01)
+        if _reap(found):
+            # Killed but not yet gone (a process the kernel holds in uninterruptible
+            # sleep): wait on, rather than leave it.
+            time.sleep(_GRACE_SECONDS)
     return swept
 
 

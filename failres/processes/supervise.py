@@ -11,7 +11,8 @@ process asks to be the *child subreaper* of everything below it
 re-parented here instead of to init, so "every process of this dispatch" is simply
 "every process below the supervisor". When the seat's main process exits (or
 failres asks, with SIGTERM), the supervisor kills all of them — SIGTERM, a short
-grace, then SIGKILL — reaps them, and only then exits. Its exit therefore means
+grace, then every one of them frozen with SIGSTOP until a sweep finds no new one, and
+only then SIGKILL — reaps them, and only then exits. Its exit therefore means
 that nothing of the dispatch is left running.
 
 If failres itself dies (a hard kill), `PR_SET_PDEATHSIG` delivers SIGTERM here and
@@ -177,12 +178,72 @@ def _nothing_left(me: int, seat_group: int) -> bool:
     return False
 
 
-def end_everything(me: int, seat_group: int) -> None:
-    """TERM, grace, KILL, repeated until no process of the dispatch is left.
+def descendants(root: int) -> list[int]:
+    """Every process below `root`, found by walking each one's children (zombies included)."""
+    found: list[int] = []
+    seen = {root}
+    todo = [root]
+    while todo:
+        for pid in children_of(todo.pop()):
+            if pid not in seen:
+                seen.add(pid)
+                found.append(pid)
+                todo.append(pid)
+    return found
 
-    Killing a process re-parents its own children here, so the loop goes on until a
-    whole round finds nothing; a bounded number of KILL rounds keeps a fork bomb from
-    holding us forever.
+
+def freeze_and_kill(roots: list[int]) -> None:
+    """Stop every process in the trees below `roots` (and the roots), until a sweep finds
+    no new one, then kill them all; returns once none of them is left.
+
+    A stopped process cannot fork, and a fork interrupted by the stop is undone by the
+    kernel, so each sweep can only find what the last one missed: the loop ends, with no
+    bound on rounds, however fast a chain forks or however it detaches (`setsid`, a
+    double fork: everything stays below its subreaper). Only then does SIGKILL go out.
+    """
+    stopped: set[int] = set()
+    while True:
+        found = [pid for root in roots for pid in (root, *descendants(root))]
+        new = [pid for pid in found if pid not in stopped]
+        if not new:
+            break
+        for pid in new:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except (ProcessLookupError, PermissionError):
+                pass
+            stopped.add(pid)
+    for pid in stopped:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def wait_dead(pids: list[int], seconds: float = 5.0) -> None:
+    """Wait until each of `pids` has exited (gone, or a zombie awaiting its parent)."""
+    give_up = time.monotonic() + seconds
+    left = list(pids)
+    while left and time.monotonic() < give_up:
+        left = [pid for pid in left if _running(pid)]
+        if left:
+            time.sleep(POLL_SECONDS / 4)
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
+            stat = handle.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2:].split()[0] not in ("Z", "X")
+
+
+def end_everything(me: int, seat_group: int) -> None:
+    """TERM and a grace; then every process of the dispatch frozen and killed (`freeze_and_kill`).
+
+    Returns only when nothing below the supervisor is left: killed processes' orphans
+    arrive here and are reaped, and each pass freezes whatever it finds before killing.
     """
     if _nothing_left(me, seat_group):
         return
@@ -192,11 +253,17 @@ def end_everything(me: int, seat_group: int) -> None:
         if _nothing_left(me, seat_group):
             return
         time.sleep(POLL_SECONDS)
-    for _ in range(200):
-        _signal_all(me, seat_group, signal.SIGKILL)
+    while not _nothing_left(me, seat_group):
+        try:
+            os.killpg(seat_group, signal.SIGSTOP)
+        except (ProcessLookupError, PermissionError):
+            pass
+        freeze_and_kill(children_of(me))
+        try:
+            os.killpg(seat_group, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
         time.sleep(POLL_SECONDS)
-        if _nothing_left(me, seat_group):
-            return
 
 
 def main(argv: list[str]) -> int:

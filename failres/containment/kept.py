@@ -1,0 +1,65 @@
+"""What a gate keeps between dispatches (`[gates.X] keep`), checked before every judgement.
+
+`keep` paths survive putting the workspace back (a `.venv/` the setup made, a
+`node_modules/`), so a seat can change them too: replace `.venv/bin/python` with a
+script that prints "1 passed" and the gate is green whatever the code does. So what
+the kept paths hold is fingerprinted after the setup made it (and after each gate run,
+which may fill its own caches), and compared before the next gate judges. A file whose
+fingerprint differs (content written, mode, a link, added or removed: writing changes a
+file's ctime, which no program can set back) means the kept paths are no longer what
+the person's commands made; they are removed and the setup runs again, so the gate
+always judges with its own tools.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+Fingerprint = dict[str, tuple[int, int, int, int, int, str]]  # path -> mode, size, mtime, ctime, inode, link
+
+
+def fingerprint(top: Path, keep: Sequence[str]) -> Fingerprint:
+    """Every entry under the `keep` paths of the workspace `top`, by its stat data (links not followed)."""
+    found: Fingerprint = {}
+    for root in kept_roots(top, keep):
+        _add(found, top, root)
+        if root.is_dir() and not root.is_symlink():
+            for directory, dirs, names in os.walk(root):
+                for name in (*dirs, *names):
+                    _add(found, top, Path(directory, name))
+    return found
+
+
+def kept_roots(top: Path, keep: Sequence[str]) -> list[Path]:
+    """The entries of `top` that `keep` patterns name (gitignore-style: `.venv/`, `*.egg-info/`, `build`)."""
+    roots: list[Path] = []
+    for pattern in keep:
+        stripped = pattern.strip().rstrip("/").lstrip("/")
+        if not stripped or stripped.startswith("!") or ".." in stripped.split("/"):
+            continue
+        anywhere = "/" not in pattern.strip().rstrip("/")
+        matches = glob.glob(stripped, root_dir=top, include_hidden=True)
+        if anywhere:
+            matches += glob.glob(f"**/{stripped}", root_dir=top, recursive=True, include_hidden=True)
+        for match in sorted(set(matches)):
+            if not match.startswith(".git/") and match != ".git":
+                roots.append(top / match)
+    return roots
+
+
+def changed(before: Fingerprint, now: Fingerprint) -> list[str]:
+    """The kept paths whose entries differ (pure)."""
+    return sorted(path for path in set(before) | set(now) if before.get(path) != now.get(path))
+
+
+def _add(found: Fingerprint, top: Path, path: Path) -> None:
+    try:
+        info = path.lstat()
+    except OSError:
+        return
+    link = os.readlink(path) if path.is_symlink() else ""
+    found[path.relative_to(top).as_posix()] = (info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns,
+                                               info.st_ino, link)
