@@ -225,7 +225,7 @@ def test_a_run_in_a_pipe_prints_progress_lines(tmp_path: Path) -> None:
     proc = run_failres(project.top, "run", str(project.plan()))
     assert proc.returncode == 0, proc.stderr
     lines = [line for line in proc.stderr.splitlines() if line.startswith("[failres] rr/t1")]
-    assert [line.split()[2] for line in lines] == ["worktree", "seat", "gate", "commit", "done"]
+    assert [line.split()[2] for line in lines] == ["worktree", "seat", "gate", "commit", "committed"]
     assert proc.stdout.strip() == "rr/t1: committed"
 
 

@@ -28,7 +28,7 @@ def run(
     """Run (or resume) a plan's tasks through the loop. Exit 1 if any task is not committed.
 
     Ctrl-C (SIGINT), SIGTERM and SIGHUP stop the seats' processes, journal `interrupted`
-    and exit 128 + the signal's number; the next run resumes the task.
+    (reason `signal`), print the command that resumes and exit 128 + the signal's number.
     """
     from failres.containment.interrupts import Interrupted, stop_on_signals
     from failres.engine.entry import engine_for, outcome_document, progress_for, run_plan_file
@@ -45,13 +45,16 @@ def run(
         with stop_on_signals(engine.stop):
             outcomes = run_plan_file(engine, plan, task_ids=task, patch=patch, force=force, jobs=jobs)
     except Interrupted:
-        typer.echo(f"failres: stopped by signal {engine.stop.signum or 'INT'}; the next run resumes", err=True)
-        raise typer.Exit(engine.stop.exit_code) from None
+        outcomes = None
     finally:
+        # The live display is put away first: a line printed under it would be drawn over.
         close = getattr(progress, "close", None)
         if close is not None:
             close()
-    if engine.stop.is_set():
+    if outcomes is None or engine.stop.is_set():
+        from failres.engine.progress import resume_line
+
+        typer.echo(resume_line(engine.stop.signum, plan, task), err=True)
         raise typer.Exit(engine.stop.exit_code)
     if json_out:
         emit_json([outcome_document(o) for o in outcomes])

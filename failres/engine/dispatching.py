@@ -110,15 +110,19 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
         run.lock.record_seat(None)
     swapped = workspace.replaced()
     result = found.result
+    # A seat ended early by a Ctrl-C or a cancel did not run out of time: the record says which.
+    stopped = run.stop_reason() if result.timed_out else None
+    timed_out = result.timed_out and stopped is None
     log.seat(result.text, {"seat": seat, "binding": binding, "mode": mode, "attempt": attempt,
-                           "constrained": constrained, "exitCode": result.exit_code, "timedOut": result.timed_out,
+                           "constrained": constrained, "exitCode": result.exit_code, "timedOut": timed_out,
+                           "stopped": stopped,
                            "durationMs": int(result.duration * 1000), "outputBytes": result.total_bytes,
                            "argv": list(result.argv)})
     transcripts = log.keep_transcripts(found.transcripts)
     # A log name the seat planted (a link to the person's config) was refused: that is tamper too.
     tamper.what += log.take_problems()
-    run.journal("seat-finished", seat=seat, binding=binding, exitCode=result.exit_code, timedOut=result.timed_out,
-                durationMs=int(result.duration * 1000), outputBytes=result.total_bytes,
+    run.journal("seat-finished", seat=seat, binding=binding, exitCode=result.exit_code, timedOut=timed_out,
+                **({"stopped": stopped} if stopped else {}), durationMs=int(result.duration * 1000), outputBytes=result.total_bytes,
                 transcripts=[p.name for p in transcripts])
     what = [*(tamper.what if tamper else ()), *([f"{swapped}: not followed"] if swapped else ())]
     if what:

@@ -81,6 +81,7 @@ class TaskRun(RunSteps):
         if patched is None:
             stopped = self.check_stop_loss(events)
             if stopped is not None:
+                self.step(stopped.state)
                 return stopped
         self.record_binding_changes(events)
         self.step("worktree")
@@ -103,13 +104,17 @@ class TaskRun(RunSteps):
         run = run_id(str(started["ts"]), str(started["id"]))
         self.logs = RunLogs(self.engine.git_dir, self.slug, self.task.id, run)
         self.dispatch_root = self.workspace.path.parent / f"{self.task.id}.dispatch"
+        final = "interrupted"  # what the display shows last, unless an outcome says otherwise
         try:
             setup = self.run_setup()
             if setup is not None:
-                return self.quarantine(setup)
-            if patched is not None:
-                return self.run_exact_patch(patched)
-            return self.run_agent()
+                outcome = self.quarantine(setup)
+            elif patched is not None:
+                outcome = self.run_exact_patch(patched)
+            else:
+                outcome = self.run_agent()
+            final = outcome.state
+            return outcome
         except Interrupted as stop:
             self.journal("interrupted", reason=stop.reason)
             self.finish_workspace(keep=False)
@@ -125,7 +130,7 @@ class TaskRun(RunSteps):
                 log.exception("failres: recording the interruption of %s/%s failed", self.slug, self.task.id)
             raise
         finally:
-            self.step("done")
+            self.step(final)
 
     def check_stop_loss(self, events: Sequence[dict]) -> TaskOutcome | None:
         facts = [QuarantineFacts(q.signature, q.int_head, q.scope_key, q.bindings_key)
