@@ -25,13 +25,13 @@ def run(
                                                           "repository; dispatch nothing, write nothing."),
     json_out: bool = typer.Option(False, "--json", help="Print each task's outcome as JSON."),
 ) -> None:
-    """Run (or resume) a plan's tasks through the loop. Exit 1 if any task is not committed.
+    """Run (or resume) a plan's tasks through the loop. Exit 1 if any task is not committed (pending included).
 
     Ctrl-C (SIGINT), SIGTERM and SIGHUP stop the seats' processes, journal `interrupted`
     (reason `signal`), print the command that resumes and exit 128 + the signal's number.
     """
     from failres.containment.interrupts import Interrupted, stop_on_signals
-    from failres.engine.entry import engine_for, outcome_document, progress_for, run_plan_file
+    from failres.engine.entry import engine_for, outcome_document, outcome_lines, progress_for, run_plan_file
 
     ctx = open_context()
     if dry_run:
@@ -61,12 +61,10 @@ def run(
     else:
         out = console()
         for o in outcomes:
-            detail = f" ({o.message})" if o.skipped and o.message else " (already committed)" if o.skipped else ""
-            if o.fail_class:
-                detail = f" ({o.fail_class}): {o.message.splitlines()[0][:160] if o.message else ''}"
-            out.print(f"{o.slug}/{o.task}: {o.state}{detail}", markup=False)
-    # A task waiting for another to land did not fail: it has not started yet.
-    if any(o.state not in ("committed", "landed", "pending") for o in outcomes):
+            for line in outcome_lines(o):
+                out.print(line, markup=False, soft_wrap=True)
+    # Green is committed or landed; a task still waiting on `after` has not gone green either.
+    if any(o.state not in ("committed", "landed") for o in outcomes):
         raise typer.Exit(EXIT_NOT_GREEN)
 
 

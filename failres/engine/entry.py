@@ -65,7 +65,32 @@ def require_store(store: Store) -> None:
 def outcome_document(outcome: TaskOutcome) -> dict:
     doc = asdict(outcome)
     return {"slug": doc["slug"], "task": doc["task"], "state": doc["state"], "failClass": doc["fail_class"],
-            "message": doc["message"], "commit": doc["commit"], "skipped": doc["skipped"]}
+            "message": doc["message"], "commit": doc["commit"], "skipped": doc["skipped"],
+            "advice": list(outcome.advice), "decision": outcome.decision}
+
+
+# A first line longer than this is a wall, not a sentence; its whole text stays in the journal.
+_LINE_MAX = 400
+
+
+def outcome_lines(outcome: TaskOutcome) -> list[str]:
+    """How one task's outcome reads for a person: its state, why, and what to do about it (pure)."""
+    head = f"{outcome.slug}/{outcome.task}: {outcome.state}"
+    if outcome.fail_class:
+        lines = [line.strip() for line in outcome.message.splitlines() if line.strip()]
+        first = lines[0] if lines else ""
+        if len(first) > _LINE_MAX:
+            first = first[:_LINE_MAX].rsplit(" ", 1)[0] + " … (git failres journal " + outcome.slug + ")"
+        out = [f"{head} ({outcome.fail_class}): {first}"]
+        if outcome.advice:
+            out.append("  what would change the outcome:")
+            out += [f"    - {advice}" for advice in outcome.advice]
+        if outcome.decision:
+            out.append(f"  decision {outcome.decision[:8]} waits for a person: git failres decisions --open")
+        return out
+    if outcome.skipped:
+        return [f"{head} ({outcome.message or 'already ' + outcome.state})"]
+    return [head]
 
 
 def task_statuses(store: Store, slug: str | None = None) -> list[dict]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from failres import gitops
@@ -136,13 +137,20 @@ class TaskRun(RunSteps):
         facts = [QuarantineFacts(q.signature, q.int_head, q.scope_key, q.bindings_key)
                  for q in state.quarantines(events) if q.fail_class != REPEATED_FAILURE_STOP]
         verdict = stop_loss_decision(facts, self.conditions, threshold=self.config.stop_loss.threshold,
-                                     mode=self.config.stop_loss.mode)
+                                     mode=self.config.stop_loss.mode, open_decisions=self.open_decisions())
         if verdict is None:
             return None
         self.journal("stop-loss", signature=verdict.signature, count=verdict.count, advice=list(verdict.advice))
         message = (f"stopped before dispatch: the last {verdict.count} runs failed the same way under the same "
                    f"conditions ({verdict.signature})\nwhat would change the outcome: " + "; ".join(verdict.advice))
-        return self.quarantine(Failure(REPEATED_FAILURE_STOP, message))
+        return replace(self.quarantine(Failure(REPEATED_FAILURE_STOP, message)), advice=verdict.advice)
+
+    def open_decisions(self) -> tuple[str, ...]:
+        """The task's decisions still waiting for a person (answering one widens the scope)."""
+        from failres.decisions.records import task_decisions_from_store
+
+        return tuple(str(d.get("id")) for d in task_decisions_from_store(self.engine.store, self.slug, self.task.id)
+                     if d.get("status") in ("open", "proposed"))
 
     def record_binding_changes(self, events: Sequence[dict]) -> None:
         last = state.last_event(events, "task-started")

@@ -73,6 +73,7 @@ class TaskOutcome:
     commit: str | None = None
     skipped: bool = False
     decision: str | None = None  # the decision a quarantine raised, if any
+    advice: tuple[str, ...] = ()  # a stop-loss stop: what would change the outcome of the next run
 
 
 @dataclass(frozen=True)
