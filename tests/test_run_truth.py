@@ -67,3 +67,21 @@ def test_a_run_that_leaves_a_task_pending_exits_1(project: Project, cli) -> None
     assert result.code == 1
     assert result.out.startswith("rr/t2: pending (waits for t1 to land")
     assert project.events("t2") == []
+
+
+@pytest.mark.parametrize("args", [("journal", "demo"), ("journal", "demo", "--json"), ("status",),
+                                  ("prompt", "demo", "t4")], ids=["table", "json", "status", "text"])
+def test_output_into_a_closed_pipe_is_quiet_and_exits_141(kept_demo: Path, args: tuple[str, ...]) -> None:
+    """`git failres journal demo | head -1`, with the reader gone before the first write."""
+    import os
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone: every write meets a closed pipe
+    try:
+        proc = subprocess.run([sys.executable, "-m", "failres", *args], cwd=kept_demo, stdout=write,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write)
+    assert (proc.returncode, proc.stderr) == (141, "")

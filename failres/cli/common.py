@@ -140,6 +140,11 @@ def _inert_console(*, stderr: bool = False):
             kwargs["emoji"] = False
             return super().render_str(inert(text, multiline=True), **kwargs)
 
+        def on_broken_pipe(self) -> None:
+            # rich would exit 1 ("a task did not go green"); the boundary ends it as git does.
+            self.quiet = True
+            raise BrokenPipeError
+
     stream = sys.stderr if stderr else sys.stdout
     try:
         terminal = stream.isatty()
