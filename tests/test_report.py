@@ -28,14 +28,14 @@ def known_events() -> list[dict]:
         ev("s", "t1", "task-started", "2026-11-30T00:00:00Z"),
         ev("s", "t1", "seat-dispatched", "2026-11-30T00:00:01Z", seat="implementer"),
         ev("s", "t1", "seat-dispatched", "2026-11-30T00:00:02Z", seat="fixer"),
-        ev("s", "t1", "quarantined", "2026-11-30T00:00:03Z", failClass="gate-not-green-after-fixer"),
+        ev("s", "t1", "quarantined", "2026-11-30T00:00:03Z", failClass="gate-not-green-after-fixer", lesson="a"),
         ev("s", "t1", "task-started", "2026-11-30T00:10:00Z"),
         ev("s", "t1", "seat-dispatched", "2026-11-30T00:10:01Z", seat="fixer"),
         ev("s", "t1", "task-committed", "2026-11-30T00:10:02Z"),
         ev("s", "t1", "landed", "2026-11-30T00:20:03Z"),
         ev("s", "t2", "task-started", "2026-11-30T00:00:00Z"),
         ev("s", "t2", "seat-dispatched", "2026-11-30T00:00:01Z", seat="implementer"),
-        ev("s", "t2", "quarantined", "2026-11-30T00:00:02Z", failClass="seat-crashed"),
+        ev("s", "t2", "quarantined", "2026-11-30T00:00:02Z", failClass="seat-crashed", lesson="c"),
         ev("s", "t2", "stop-loss", "2026-11-30T00:05:00Z"),
         ev("s", "t2", "quarantined", "2026-11-30T00:05:00Z", failClass="repeated-failure-stop"),
     ]
@@ -53,7 +53,9 @@ def test_the_report_of_a_known_store() -> None:
     assert report["tasks"]["total"] == 2
     assert {r["name"]: r["count"] for r in report["tasks"]["byState"]} == {
         "pending": 0, "running": 0, "interrupted": 0, "committed": 0, "quarantined": 0, "stopped": 1, "landed": 1}
-    assert report["quarantines"]["byPackage"] == [{"name": "src", "count": 2}, {"name": "lib", "count": 1}]
+    # Counted from the journal's quarantines (the stop apart), each under its lesson's package.
+    assert report["quarantines"]["byPackage"] == [{"name": "lib", "count": 1}, {"name": "src", "count": 1}]
+    assert (report["quarantines"]["total"], report["quarantines"]["stops"]) == (2, 1)
     assert report["resolutions"]["byReason"] == [{"name": "scope-widened", "count": 1}]
     assert report["repair"] == {"runsWithFixer": 2, "repaired": 1, "rate": 0.5}
     assert report["stopLoss"] == {"runsStopped": 1, "dispatchesNotMade": 1}
@@ -83,8 +85,9 @@ def test_each_task_and_each_outcome_has_its_cost_from_the_journals_durations() -
     assert report["header"] == {"repository": "/r", "branch": "main",
                                 "period": {"from": "2026-11-30T00:00:00Z", "to": "2026-11-30T01:00:21Z"}}
     assert report["tasks"]["table"] == [{
-        "slug": "s", "task": "t1", "state": "committed", "attempts": 2, "dispatches": 3, "agentSeconds": 100.0,
-        "gateSeconds": 27.0, "quarantines": 1, "lastFailClass": "gate-not-green-after-fixer"}]
+        "slug": "s", "task": "t1", "state": "committed", "attempts": 2, "runs": 2, "dispatches": 3,
+        "agentSeconds": 100.0, "gateSeconds": 27.0, "quarantines": 1, "stops": 0,
+        "lastFailClass": "gate-not-green-after-fixer"}]
     assert report["cost"]["byOutcome"] == [
         {"name": "gate-not-green-after-fixer", "runs": 1, "dispatches": 2, "agentSeconds": 90.0, "gateSeconds": 18.0},
         {"name": "committed", "runs": 1, "dispatches": 1, "agentSeconds": 10.0, "gateSeconds": 9.0}]

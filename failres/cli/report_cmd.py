@@ -53,15 +53,17 @@ def _print_report(data: dict) -> None:
     span = f"{period['from'][:16].replace('T', ' ')} – {period['to'][:16].replace('T', ' ')} UTC" if period["from"] \
         else "no runs yet"
     out.print(f"{header['repository']} ({header['branch']}), {span}", markup=False)
+    out.print(data["summary"], markup=False)
     out.print("")
     print_table((Column("task"), Column("state"), Column("runs", right=True), Column("dispatches", right=True),
                  Column("agent time", right=True), Column("gate time", right=True), Column("last failure")),
-                [(f"{r['slug']}/{r['task']}", r["state"], r["attempts"], r["dispatches"], duration(r["agentSeconds"]),
+                [(f"{r['slug']}/{r['task']}", r["state"], r["runs"], r["dispatches"], duration(r["agentSeconds"]),
                   duration(r["gateSeconds"]), r["lastFailClass"]) for r in data["tasks"]["table"]],
                 title="Tasks")
     for title, rows in (("Quarantines by failure class", data["quarantines"]["byFailClass"]),
                         ("Quarantines by package", data["quarantines"]["byPackage"]),
-                        ("What resolved them", data["resolutions"]["byReason"])):
+                        (f"What resolved them ({data['resolutions']['resolvedLessons']} lessons resolved)",
+                         data["resolutions"]["byResolution"])):
         out.print("")
         print_table((Column("name"), Column("count", right=True)), [(r["name"], r["count"]) for r in rows] or
                     [("(none)", 0)], title=title)

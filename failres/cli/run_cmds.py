@@ -98,15 +98,17 @@ def status(
     slug: str = typer.Argument(None, help="Only this plan's tasks."),
     json_out: bool = typer.Option(False, "--json", help="Print an array of {slug, task, state, ...}."),
 ) -> None:
-    """Each task's state, as the journal tells it."""
-    from failres.engine.entry import task_statuses
+    """Each task of every plan that ran (pending ones too), its state as the journal tells it, and the totals."""
+    from failres.engine.status_view import status_of
+    from failres.engine.tally import summary_line
 
     from failres.cli.known import journal_of
 
     ctx = open_context()
     if slug is not None:
         journal_of(ctx.store, slug)  # an unknown slug is a typo, not an empty plan
-    rows = task_statuses(ctx.store, slug)
+    view = status_of(ctx.store, slug)
+    rows = view.rows
     if json_out:
         emit_json(rows)
         return
@@ -115,10 +117,16 @@ def status(
         return
     from failres.cli.tables import Column, print_table
 
-    columns = (Column("slug"), Column("task"), Column("state"), Column("quarantines", right=True),
+    live = any(row["pid"] for row in rows)
+    columns = (Column("slug"), Column("task"), Column("state"), *((Column("pid", right=True),) if live else ()),
+               Column("runs", right=True), Column("quarantines", right=True), Column("stops", right=True),
                Column("last failure"), Column("updated"))
-    print_table(columns, [(row["slug"], row["task"], row["state"], row["quarantines"], row["lastFailClass"],
+    print_table(columns, [(row["slug"], row["task"], row["state"], *((row["pid"] or "",) if live else ()),
+                           row["runs"], row["quarantines"], row["stops"],
+                           row["lastFailClass"] or (f"waits for {', '.join(row['waitsFor'])}" if row["waitsFor"]
+                                                    else ""),
                            str(row["updated"] or "")[:19].replace("T", " ")) for row in rows])
+    console().print(summary_line(view.totals), markup=False)
 
 
 @app.command(rich_help_panel=LOOP, epilog="git failres prompt release-readiness t1 --mode fix")

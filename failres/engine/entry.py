@@ -10,13 +10,12 @@ from pathlib import Path
 
 from failres.config.loading import effective_policy_of
 from failres.engine import state
-from failres.containment.locks import live_holder, lost_holder, stop_lost_seat
 from failres.engine.loop import TaskRun
 from failres.engine.schedule import run_plan
 from failres.engine.runtime import Engine, TaskOutcome
 from failres.engine.progress import LineProgress, NullProgress, Progress
 from failres.errors import UsageError
-from failres.journal import list_slugs, read_journal
+from failres.journal import read_journal
 from failres.plan import Plan, load_plan, require_id
 from lessons.capacity import reclaim_full_stores
 from lessons.store import Store
@@ -91,45 +90,6 @@ def outcome_lines(outcome: TaskOutcome) -> list[str]:
     if outcome.skipped:
         return [f"{head} ({outcome.message or 'already ' + outcome.state})"]
     return [head]
-
-
-def task_statuses(store: Store, slug: str | None = None) -> list[dict]:
-    """One row per task the journal knows, sorted by slug then task.
-
-    A task the journal calls `running` is running only while a live process holds its
-    lock; otherwise its run was lost (a hard kill) and it reads `interrupted`, and
-    whatever its seat left running is stopped now, before anyone dispatches again.
-    """
-    slugs = [slug] if slug else list_slugs(store)
-    rows = []
-    git_dir = store.common_dir
-    for name in slugs:
-        journal = read_journal(store, name)
-        tasks = sorted({str(e.get("task")) for e in journal.events if e.get("task")})
-        for task in tasks:
-            events = journal.for_task(task)
-            found = state.quarantines(events)
-            committed = state.last_event(events, "task-committed")
-            landed = state.last_event(events, "landed")
-            current = state.task_state(events)
-            holder = live_holder(git_dir, name, task) if current == "running" else None
-            if current == "running" and holder is None:
-                current = "interrupted"
-                left = lost_holder(git_dir, name, task)
-                if left is not None:
-                    stop_lost_seat(left)
-            rows.append({
-                "slug": name,
-                "task": task,
-                "state": current,
-                "pid": holder.pid if holder else None,
-                "quarantines": len(found),
-                "lastFailClass": found[-1].fail_class if found else None,
-                "commit": (landed or committed or {}).get("commit"),
-                "updated": events[-1].get("ts") if events else None,
-                "events": len(events),
-            })
-    return rows
 
 
 def prompt_now(engine: Engine, slug: str, task_id: str, mode: str, plan_path: Path | None) -> str:

@@ -144,8 +144,7 @@ def _header(report: Mapping, generated_at: str, title: str) -> list[str]:
              ("branch", escape(str(header.get("branch") or "—"))),
              ("period", span), ("generated", escape(generated_at))]
     meta = "".join(f"<li>{name} <b>{value}</b></li>" for name, value in items)
-    totals = (f'{report["tasks"]["total"]} tasks, {report["quarantines"]["total"]} quarantines, '
-              f'{report["resolutions"]["resolvedLessons"]} resolved')
+    totals = report["summary"]
     return [f"<header><h1>{escape(title)}</h1><p class=\"sub\">{escape(totals)}</p>"
             f'<ul class="meta">{meta}</ul></header>']
 
@@ -173,7 +172,8 @@ def _charts(report: Mapping) -> list[str]:
         bar_chart("Tasks by state", report["tasks"]["byState"], "chart-states", lambda n: TONE_OF_STATE.get(n, "idle")),
         bar_chart("Quarantines by failure class", report["quarantines"]["byFailClass"], "chart-classes",
                   _tone_of_class),
-        bar_chart("What resolved them", report["resolutions"]["byReason"], "chart-resolutions",
+        bar_chart(f"What resolved them ({report['resolutions']['resolvedLessons']} lessons)",
+                  report["resolutions"]["byResolution"], "chart-resolutions",
                   lambda n: "good" if n != "unknown" else "idle"),
         bar_chart("Quarantines by package", report["quarantines"]["byPackage"], "chart-packages", lambda n: "cost"),
         bar_chart("Dispatches by how the run ended", report["cost"]["byOutcome"], "chart-cost-dispatches",
@@ -186,7 +186,7 @@ def _charts(report: Mapping) -> list[str]:
 
 def _tables(report: Mapping) -> list[str]:
     tasks = [(_task(r), _badge(r["state"], TONE_OF_STATE.get(r["state"], "idle")),
-              str(r["attempts"]), str(r["dispatches"]), escape(duration(r["agentSeconds"])),
+              str(r["runs"]), str(r["dispatches"]), escape(duration(r["agentSeconds"])),
               escape(duration(r["gateSeconds"])), escape(str(r["lastFailClass"] or "")))
              for r in report["tasks"]["table"]]
     lessons = report["lessons"]
