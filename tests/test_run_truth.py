@@ -66,7 +66,55 @@ def test_a_run_that_leaves_a_task_pending_exits_1(project: Project, cli) -> None
     result = cli(project.top, "run", str(plan), "--quiet", "--task", "t2")
     assert result.code == 1
     assert result.out.startswith("rr/t2: pending (waits for t1 to land")
-    assert project.events("t2") == []
+    assert project.types("t2") == ["task-planned"]  # nothing dispatched
+
+
+def test_status_lists_every_task_of_a_plan_that_ran_pending_ones_included(project: Project, cli) -> None:
+    project.configure(implementer=[{"write": {"src/calc.py": FIXED}}])
+    plan = project.agents.parent / "three.toml"
+    plan.write_text('slug = "rr"\n'
+                    '[[tasks]]\nid = "t1"\ntitle = "one"\nprompt = "p"\nfiles = ["src/calc.py"]\n'
+                    '[[tasks]]\nid = "t2"\ntitle = "two"\nprompt = "p"\nfiles = ["src/calc.py"]\nafter = ["t1"]\n'
+                    '[[tasks]]\nid = "t3"\ntitle = "three"\nprompt = "p"\nfiles = ["src/other.py"]\n')
+    assert cli(project.top, "run", str(plan), "--quiet", "--task", "t1").code == 0
+    rows = json.loads(cli(project.top, "status", "--json").out)
+    assert [(r["task"], r["state"], r["waitsFor"], r["runs"]) for r in rows] == [
+        ("t1", "committed", [], 1), ("t2", "pending", ["t1"], 0), ("t3", "pending", [], 0)]
+    shown = cli(project.top, "status").out.splitlines()
+    assert [line.split()[1:3] for line in shown[1:4]] == [["t1", "committed"], ["t2", "pending"], ["t3", "pending"]]
+    assert "waits for t1" in shown[2]
+    # Running the plan again records nothing twice.
+    cli(project.top, "run", str(plan), "--quiet", "--task", "t1")
+    assert project.types("t2") == ["task-planned"]
+
+
+def test_status_shows_the_pid_of_a_live_run(project: Project, cli) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    project.configure(implementer=[{"sleep": 120}])
+    child = subprocess.Popen([sys.executable, "-m", "failres", "run", str(project.plan()), "--quiet"],
+                             cwd=project.top, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        rows: list[dict] = []
+        while time.monotonic() < deadline:
+            rows = json.loads(cli(project.top, "status", "--json").out or "[]")
+            if rows and rows[0]["state"] == "running" and "seat-dispatched" in project.types():
+                break
+            time.sleep(0.2)
+        assert [(r["state"], r["pid"]) for r in rows] == [("running", child.pid)]
+        shown = cli(project.top, "status").out.splitlines()
+        assert shown[0].split()[:4] == ["slug", "task", "state", "pid"]
+        assert shown[1].split()[:4] == ["rr", "t1", "running", str(child.pid)]
+    finally:
+        os.killpg(child.pid, signal.SIGINT)
+        child.wait(timeout=60)
+    assert json.loads(cli(project.top, "status", "--json").out)[0]["pid"] is None
 
 
 @pytest.mark.parametrize("args", [("journal", "demo"), ("journal", "demo", "--json"), ("status",),
