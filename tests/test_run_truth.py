@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from project import FIXED, Project
+from project import BROKEN, FIXED, Project
 
 NOTHING = {"print": "looked around, changed nothing"}
 ASKS = {"write": {"src/calc.py": FIXED, "docs/notes.md": "mine\n"},
@@ -133,3 +133,72 @@ def test_output_into_a_closed_pipe_is_quiet_and_exits_141(kept_demo: Path, args:
     finally:
         os.close(write)
     assert (proc.returncode, proc.stderr) == (141, "")
+
+
+def test_a_crashed_fixer_is_named_once_and_as_the_one_who_failed(project: Project, cli) -> None:
+    project.configure(implementer=[NOTHING], fixer=[{"exit": 1}])
+    result = run(cli, project)
+    assert result.code == 1
+    quarantined = [e for e in project.events() if e["type"] == "quarantined"][-1]
+    assert (quarantined["signature"], quarantined["seat"]) == ("seat-crashed|fixer exited with code 1", "fixer")
+    assert result.out.splitlines()[0] == "rr/t1: quarantined (seat-crashed, by the fixer): fixer exited with code 1"
+
+
+def test_a_red_gate_with_no_fixer_says_why_no_fixer_ran(project: Project, cli) -> None:
+    project.configure(implementer=[NOTHING])
+    assert run(cli, project).code == 1
+    message = [e for e in project.events() if e["type"] == "quarantined"][-1]["message"]
+    assert message.startswith("gate check red after the implementer (no fixer seat is configured): exit 1")
+    assert "0 fixer attempt" not in message
+
+
+def test_a_scope_violation_by_the_implementer_is_recorded_as_the_implementers(project: Project, cli) -> None:
+    wanders = {"write": {"src/calc.py": FIXED, "docs/notes.md": "mine\n"}}
+    project.configure(implementer=[wanders, wanders], fixer=[NOTHING])
+    result = run(cli, project)
+    assert result.code == 1
+    quarantined = [e for e in project.events() if e["type"] == "quarantined"][-1]
+    assert (quarantined["failClass"], quarantined["seat"]) == ("fixer-scope-violation", "implementer")
+    assert project.calls("fix") == 0
+    assert result.out.startswith("rr/t1: quarantined (fixer-scope-violation, by the implementer): implementer changed")
+
+
+def test_the_constrained_retry_is_told_the_whole_workspace_was_put_back_and_it_was(project: Project, cli) -> None:
+    wanders = {"write": {"src/calc.py": FIXED, "docs/notes.md": "mine\n"}}
+    looks = {"shell": ["cat src/calc.py docs/notes.md"]}
+    project.configure(implementer=[wanders, looks], fixer=[NOTHING])
+    run(cli, project)
+    prompt = project.prompt(2)
+    assert "the whole workspace was put back to where that attempt started" in " ".join(prompt.split())
+    assert "those inside the scope too" in prompt
+    seen = (project.dispatch_logs()[1] / "seat.log").read_text()
+    assert seen == BROKEN + "notes\n"  # the in-scope edit is gone as the prompt says; the out-of-scope one too
+
+
+def test_the_gate_after_a_fixer_is_the_second_gate_attempt(project: Project, cli) -> None:
+    project.configure(implementer=[NOTHING], fixer=[{"write": {"src/calc.py": FIXED}}])
+    result = cli(project.top, "run", str(project.plan()))  # not quiet: the progress lines on stderr
+    assert result.code == 0
+    steps = [line.split("  ")[1:3] for line in result.err.splitlines() if line.startswith("[failres] rr/t1")]
+    assert [step for step in steps if step[0] in ("seat", "gate")] == [
+        ["seat", "implementer"], ["gate", "attempt 1"], ["seat", "fixer"], ["gate", "attempt 2"]]
+
+
+def test_a_slug_with_a_capital_letter_is_refused_with_the_rule(project: Project, cli) -> None:
+    project.configure(implementer=[NOTHING])
+    plan = project.agents.parent / "capital.toml"
+    plan.write_text('slug = "Fix1"\n[[tasks]]\nid = "t1"\ntitle = "x"\nprompt = "p"\nfiles = ["src/calc.py"]\n')
+    result = cli(project.top, "run", str(plan))
+    assert (result.code, result.out) == (2, "")
+    assert result.err.splitlines()[0] == (f'error: {plan}: slug: "Fix1" is not a valid id: capital letters are not '
+                                          'allowed (F); use lowercase a-z, 0-9, ".", "_" and "-", starting with a '
+                                          'letter or digit, e.g. "fix1"')
+    assert project.events() == [] and "failres/" not in git_branches(project)
+    refused = cli(project.top, "prompt", "Fix1", "t1")
+    assert refused.code == 2 and "capital letters are not allowed (F)" in refused.err
+
+
+def git_branches(project: Project) -> str:
+    from conftest import git
+
+    return git(project.top, "branch", "--list")

@@ -128,7 +128,8 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
     if what:
         run.journal("seat-tamper", what=what)
     if swapped:
-        return Failure(SEAT_TAMPER, f"{seat} changed things outside its workspace: " + "; ".join(what))
+        return Failure(SEAT_TAMPER, f"{seat} changed things outside its workspace: " + "; ".join(what),
+                       seat=seat)
     checked = workspace.check()
     artifacts = run.config.scope.artifacts
     changed = tuple(p for p in checked.paths if not any(ignore_pattern_matches(a, p) for a in artifacts))
@@ -143,7 +144,7 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
     dispatched = Dispatched(found, checked, changed, refused, found.requests, capture=capture)
     if tamper:
         dispatched.tamper = Failure(SEAT_TAMPER, f"{seat} changed things outside its workspace: "
-                                    + "; ".join(tamper.what), snapshot=capture())
+                                    + "; ".join(tamper.what), snapshot=capture(), seat=seat)
     denied = _denied(found, changed)
     if denied is not None:
         dispatched.denied = Failure(SEAT_DENIED, f"{seat}'s agent was refused the calls it needed and changed "
@@ -211,10 +212,10 @@ def scope_failure(run: RunContext, found: Dispatched, seat: str, *, first: bool)
         files = tuple(dict.fromkeys([*found.rejected, *(r.file for r in found.requests)]))
         lines = "; ".join(f"{r.file} — {r.reason}" if r.reason else r.file for r in found.requests)
         return Failure(FIXER_SCOPE_VIOLATION, f"{seat} asked for scope: SCOPE-REQUEST: {lines}",
-                       rejected=files, requests=found.requests, snapshot=found.snapshot())
+                       rejected=files, requests=found.requests, snapshot=found.snapshot(), seat=seat)
     run.journal("scope-violation", files=list(found.rejected), seat=seat)
     if first:
         return None
     return Failure(FIXER_SCOPE_VIOLATION,
                    f"{seat} changed files outside the task's scope again: {', '.join(found.rejected)}",
-                   rejected=found.rejected, snapshot=found.snapshot())
+                   rejected=found.rejected, snapshot=found.snapshot(), seat=seat)

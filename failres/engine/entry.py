@@ -65,7 +65,7 @@ def outcome_document(outcome: TaskOutcome) -> dict:
     doc = asdict(outcome)
     return {"slug": doc["slug"], "task": doc["task"], "state": doc["state"], "failClass": doc["fail_class"],
             "message": doc["message"], "commit": doc["commit"], "skipped": doc["skipped"],
-            "advice": list(outcome.advice), "decision": outcome.decision}
+            "advice": list(outcome.advice), "decision": outcome.decision, "seat": outcome.seat}
 
 
 # A first line longer than this is a wall, not a sentence; its whole text stays in the journal.
@@ -80,7 +80,8 @@ def outcome_lines(outcome: TaskOutcome) -> list[str]:
         first = lines[0] if lines else ""
         if len(first) > _LINE_MAX:
             first = first[:_LINE_MAX].rsplit(" ", 1)[0] + " … (git failres journal " + outcome.slug + ")"
-        out = [f"{head} ({outcome.fail_class}): {first}"]
+        by = f", by the {outcome.seat}" if outcome.seat and outcome.seat not in outcome.fail_class else ""
+        out = [f"{head} ({outcome.fail_class}{by}): {first}"]
         if outcome.advice:
             out.append("  what would change the outcome:")
             out += [f"    - {advice}" for advice in outcome.advice]

@@ -51,6 +51,13 @@ EXACT_PATCH_RED = "exact-patch-red"
 log = logging.getLogger("failres.loop")
 
 
+def red_after(fixer_attempts: int, why_none: str) -> str:
+    """How a red gate came to be final, in words that count (pure)."""
+    if fixer_attempts == 0:
+        return f"red after the implementer ({why_none})"
+    return f"still red after {fixer_attempts} fixer attempt{'' if fixer_attempts == 1 else 's'}"
+
+
 class TaskRun(RunSteps):
     """One run of one task, from its start to a commit or a quarantine."""
 
@@ -187,8 +194,8 @@ class TaskRun(RunSteps):
             )
             if action != Action.RETRY_FIXER:
                 fail_class = self.user_class(gate.output) or GATE_NOT_GREEN_AFTER_FIXER
-                message = (f"gate {self.gate_name} still red after {fixer_attempts} fixer attempt(s): "
-                           f"{gate.summary}\n{gate.output}")
+                said = red_after(fixer_attempts, self.why_no_fixer())
+                message = f"gate {self.gate_name} {said}: {gate.summary}\n{gate.output}"
                 return self.quarantine(Failure(fail_class, message, snapshot=self.tree), rollback=True)
             fixer_attempts += 1
             failure = self.guarded_dispatch("fixer", "fix", fixer_attempts, gate_output=gate.output)
@@ -196,6 +203,14 @@ class TaskRun(RunSteps):
                 return self.quarantine(failure)
             gate = self.run_gate("fix", fixer_attempts)
         return self.commit_green()
+
+    def why_no_fixer(self) -> str:
+        """Why a red gate was not handed to a fixer (before any fixer attempt)."""
+        if not self.seat_binding("fixer"):
+            return "no fixer seat is configured"
+        if not self.config.repair.enabled:
+            return "repair is off"
+        return "repair.max_attempts is 0"
 
     def run_exact_patch(self, patched: str) -> TaskOutcome:
         """A human-approved patch, applied exactly: never handed to a fixer.
