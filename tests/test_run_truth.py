@@ -202,3 +202,19 @@ def git_branches(project: Project) -> str:
     from conftest import git
 
     return git(project.top, "branch", "--list")
+
+
+def test_init_on_a_feature_branch_says_which_integration_branch_it_chose_and_how_to_change_it(
+        plain_repo: Path, cli) -> None:
+    from conftest import git
+
+    git(plain_repo, "checkout", "-q", "-b", "feature-x")
+    result = cli(plain_repo, "init", "--no-hooks")
+    assert result.code == 0, result.err
+    assert 'branch = "feature-x"' in (plain_repo / ".failres.toml").read_text()
+    lines = result.out.splitlines()
+    assert lines[1] == ('integration branch: feature-x (the branch checked out now); tasks start from it and land '
+                        'into it; change it with [integration] branch = "NAME" in .failres.toml')
+    assert lines[2] == 'note: main exists too; if tasks should land there, set [integration] branch = "main"'
+    again = json.loads(cli(plain_repo, "init", "--no-hooks", "--json").out)
+    assert again["integrationBranch"] == "feature-x"

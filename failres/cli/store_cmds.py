@@ -21,7 +21,7 @@ def init(
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Write .failres.toml, create the store ref, install the hooks."""
-    from failres.initialise import check_agent, init_repository, next_steps
+    from failres.initialise import check_agent, init_repository, integration_note, next_steps
 
     check_agent(agent)  # before anything is opened or written
     ctx = open_context()
@@ -39,6 +39,7 @@ def init(
         },
         "hooksProblem": result.hooks_problem,
         "nextSteps": list(steps),
+        "integrationBranch": result.integration_branch,
     }
     if json_out:
         emit_json(document)
@@ -48,6 +49,8 @@ def init(
         out.print(f"wrote {result.config_path}")
     else:
         out.print(f"kept {result.config_path} (use --force to overwrite it)")
+    for line in integration_note(result):
+        out.print(line, markup=False)
     out.print(f"store {result.store_ref} at {result.store_tip[:12]}")
     if result.hooks is not None:
         actions = ", ".join(f"{a.hook} {a.action}" for a in result.hooks.actions)
