@@ -15,6 +15,7 @@ from datetime import datetime
 
 from failres.engine.state import STOP_CLASS
 from failres.engine.tally import resolution_of, runs_of, summary_line, tally_task, totals
+from failres.report.trends import quarantines_by_day, recurring_signatures, task_commands, task_commits
 
 Event = Mapping[str, object]
 
@@ -125,6 +126,10 @@ def task_rows(tasks: Mapping[tuple[str, str], Sequence[Event]], live: Collection
             "quarantines": counted.quarantines, "stops": counted.stops,
             "lastFailClass": counted.last_fail_class,
         })
+    commits = task_commits([e for evs in tasks.values() for e in evs])
+    for row in rows:
+        row["commit"] = commits.get((row["slug"], row["task"]))
+        row["commands"] = task_commands(row["slug"], row["task"], row["commit"])
     return rows
 
 
@@ -157,12 +162,17 @@ def _first_line(text: object) -> str:
     return lines[0] if lines else ""
 
 
-def lesson_rows(lessons: Sequence[Mapping]) -> dict:
-    """Unresolved lessons (oldest first: the longest waiting) and resolved ones (newest first)."""
+def lesson_rows(lessons: Sequence[Mapping], commits: Mapping[tuple[str, str], str] | None = None) -> dict:
+    """Unresolved lessons (oldest first: the longest waiting) and resolved ones (newest first),
+    each with its task's commit and the commands that show the lesson, its logs and the commit."""
     def row(lesson: Mapping) -> dict:
+        slug, task = str(lesson.get("slug")), str(lesson.get("task"))
+        commit = (commits or {}).get((slug, task))
         out = {"id": lesson.get("id"), "slug": lesson.get("slug"), "task": lesson.get("task"),
                "failClass": lesson.get("failClass"), "message": _first_line(lesson.get("message")),
-               "ts": lesson.get("ts")}
+               "ts": lesson.get("ts"), "commit": commit,
+               "commands": {"lesson": f"git failres lessons show {lesson.get('id')}",
+                            **task_commands(slug, task, commit)}}
         if lesson.get("resolved_by"):
             out["resolvedBy"] = list(lesson.get("resolved_by") or [])
             out["resolvedAt"] = lesson.get("resolved_at")
@@ -230,14 +240,16 @@ def build_report(events: Sequence[Event], lessons: Sequence[Mapping], decisions:
             "stops": counted.stops,
             "byFailClass": _counted(by_class),
             "byPackage": _counted(by_package),
+            "byDay": quarantines_by_day(events),
         },
+        "recurring": recurring_signatures(events, lessons),
         "resolutions": {
             "resolvedLessons": counted.resolved,
             "unresolvedLessons": counted.unresolved,
             "byReason": _counted(resolutions),
             "byResolution": _counted(Counter(resolution_of(lesson) for lesson in resolved)),
         },
-        "lessons": lesson_rows(lessons),
+        "lessons": lesson_rows(lessons, task_commits(events)),
         "cost": cost(tasks, stop["dispatchesNotMade"], live),
         "repair": repair_outcomes(tasks),
         "stopLoss": stop,
