@@ -85,6 +85,9 @@ def test_ctrl_c_on_a_terminal_ends_the_live_view_as_interrupted_with_the_line_th
     status = subprocess.run([sys.executable, "-m", "failres", "status", "--json"], cwd=project.top,
                             capture_output=True, text=True, check=True)
     assert [row["state"] for row in json.loads(status.stdout)] == ["interrupted"]
+    logs = subprocess.run([sys.executable, "-m", "failres", "logs", "rr", "t1"], cwd=project.top,
+                          capture_output=True, text=True, check=True)
+    assert "dispatch 1: implementer (impl), implement attempt 1 — stopped (signal) in" in logs.stdout
 
 
 def test_ctrl_c_with_output_in_a_file_leaves_the_same_line_that_resumes(tmp_path: Path) -> None:
