@@ -107,7 +107,7 @@ def status(
     ctx = open_context()
     if slug is not None:
         journal_of(ctx.store, slug)  # an unknown slug is a typo, not an empty plan
-    view = status_of(ctx.store, slug)
+    view = status_of(ctx.store, slug, with_lessons=not json_out)
     rows = view.rows
     if json_out:
         emit_json(rows)

@@ -36,8 +36,9 @@ def waits_for(events: Sequence[Mapping], journal_states: Mapping[str, str]) -> l
     return [str(other) for other in after if journal_states.get(str(other)) != "landed"]
 
 
-def status_of(store: Store, slug: str | None = None) -> StatusView:
-    """One row per task the journal knows, sorted by slug then task, and their totals."""
+def status_of(store: Store, slug: str | None = None, *, with_lessons: bool = True) -> StatusView:
+    """One row per task the journal knows, sorted by slug then task, and their totals
+    (the lessons counted only `with_lessons`: the rows never need them)."""
     from lessons.lesson import read_lessons
 
     slugs = [slug] if slug else list_slugs(store)
@@ -74,7 +75,7 @@ def status_of(store: Store, slug: str | None = None) -> StatusView:
                 "updated": events[-1].get("ts") if events else None,
                 "events": len(events),
             })
-    lessons, _ = read_lessons(store)
+    lessons, _ = read_lessons(store) if with_lessons else ([], [])
     if slug is not None:
         lessons = [lesson for lesson in lessons if lesson.get("slug") == slug]
     return StatusView(rows, totals(tallies, lessons))
