@@ -81,7 +81,7 @@ def test_status_and_report_count_the_demo_the_same_way(kept_demo: Path) -> None:
     assert resolutions["resolvedLessons"] == sum(1 for lesson in lessons if lesson["resolved_by"])
     assert resolutions["unresolvedLessons"] == sum(1 for lesson in lessons if not lesson["resolved_by"])
     # The people's views print the one summary line the same.
-    status_text = run_failres(kept_demo, "status").stdout.splitlines()
+    status_text = run_failres(kept_demo, "status").stderr.splitlines()  # stdout: one line per task
     report_text = run_failres(kept_demo, "report").stdout.splitlines()
     assert status_text[-1] == report_text[1] == report["summary"]
 

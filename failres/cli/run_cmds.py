@@ -8,7 +8,7 @@ import typer
 
 from failres.cli.app import app
 from failres.clidoc.model import LOOP
-from failres.cli.common import console, echo_text, emit_json, open_context
+from failres.cli.common import console, echo_text, emit_json, err_console, open_context
 from failres.errors import EXIT_NOT_GREEN
 
 
@@ -126,7 +126,8 @@ def status(
                            row["lastFailClass"] or (f"waits for {', '.join(row['waitsFor'])}" if row["waitsFor"]
                                                     else ""),
                            str(row["updated"] or "")[:19].replace("T", " ")) for row in rows])
-    console().print(summary_line(view.totals), markup=False)
+    # The totals go to stderr: piped, stdout stays a header and one line per task.
+    err_console().print(summary_line(view.totals), markup=False)
 
 
 @app.command(rich_help_panel=LOOP, epilog="git failres prompt release-readiness t1 --mode fix")

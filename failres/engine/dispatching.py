@@ -110,8 +110,9 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
         run.lock.record_seat(None)
     swapped = workspace.replaced()
     result = found.result
-    # A seat ended early by a Ctrl-C or a cancel did not run out of time: the record says which.
-    stopped = run.stop_reason() if result.timed_out else None
+    # A seat ended by a Ctrl-C or a cancel did not run out of time, nor crash: the record says
+    # which stop it was (a Ctrl-C reaches the seat's group too, and may end it before failres does).
+    stopped = run.stop_reason()
     timed_out = result.timed_out and stopped is None
     log.seat(result.text, {"seat": seat, "binding": binding, "mode": mode, "attempt": attempt,
                            "constrained": constrained, "exitCode": result.exit_code, "timedOut": timed_out,
