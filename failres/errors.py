@@ -12,6 +12,8 @@ EXIT_OK = 0
 EXIT_NOT_GREEN = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
+# The reader of the output went away (`| head`): quiet, and the status git gives, 128 + SIGPIPE.
+EXIT_CLOSED_PIPE = 141
 
 
 class FailresError(Exception):

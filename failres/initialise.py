@@ -33,6 +33,20 @@ class InitResult:
     hooks: HooksReport | None = None  # None: not asked for, or refused (see hooks_problem)
     hooks_problem: str | None = None
     store_from: str | None = None  # the remote whose store was taken (see `failres.store_origin`)
+    integration_branch: str = "main"
+    other_branches: tuple[str, ...] = ()  # main or master, when the branch chosen is neither
+
+
+def integration_note(result: InitResult) -> list[str]:
+    """Which integration branch `init` chose and how to change it (pure): a feature branch
+    checked out at init would otherwise silently become where every task lands."""
+    branch = result.integration_branch
+    chosen = "the branch checked out now" if result.wrote_config else f"from {result.config_path.name}"
+    lines = [f'integration branch: {branch} ({chosen}); tasks start from it and land into it; '
+             f'change it with [integration] branch = "NAME" in {result.config_path.name}']
+    for other in result.other_branches:
+        lines.append(f'note: {other} exists too; if tasks should land there, set [integration] branch = "{other}"')
+    return lines
 
 
 def starter_config(branch: str, agent: str | None = None, top_level_names: tuple[str, ...] = (),
@@ -162,5 +176,8 @@ def init_repository(top: Path, *, force: bool = False, hooks: bool = True, agent
             report = install_hooks(top)
         except UsageError as refused:
             problem = f"{refused}" + (f" ({refused.hint})" if refused.hint else "")
+    chosen = config.integration.branch
+    others = tuple(name for name in ("main", "master")
+                   if name != chosen and chosen not in ("main", "master") and f"refs/heads/{name}" in repo.references)
     return InitResult(path, not keep, config.store.ref, str(tip), report, problem,
-                      taking.remote if taking is not None else None)
+                      taking.remote if taking is not None else None, chosen, others)

@@ -18,6 +18,7 @@ COLLECTION = "journal"
 
 # The fields each event type must carry, from the contract. Events may carry more.
 EVENT_FIELDS: Mapping[str, tuple[str, ...]] = {
+    "task-planned": ("title", "after"),
     "task-started": ("intHead",),
     "seat-dispatched": ("seat", "binding", "mode", "attempt", "constrained"),
     "seat-finished": ("seat", "binding", "exitCode", "timedOut", "durationMs"),

@@ -25,7 +25,6 @@ from failres.config.schema import (
 from failres.errors import UsageError
 
 _ID_PATTERN = r"[a-z0-9][a-z0-9._-]*"
-_ID_MEANING = 'a valid id (a-z or 0-9 first, then a-z, 0-9, ".", "_" and "-")'
 
 
 @dataclass(frozen=True)
@@ -65,10 +64,34 @@ class Plan:
 _MAX_ID = 100  # a slug and a task id make file names (locks, logs) and a branch name
 
 
+_ID_RULE = 'lowercase a-z, 0-9, ".", "_" and "-", starting with a letter or digit'
+
+
+def id_problem(value: str) -> str | None:
+    """What is wrong with a slug or task id, said so a person can fix it, or None (pure).
+
+    The id names a branch and files on every file system, where `Fix1` and `fix1` may be
+    one name: so ids are lowercase, and the message says so rather than only that it failed.
+    """
+    if not value:
+        return f"it is empty; use {_ID_RULE}"
+    if re.fullmatch(_ID_PATTERN, value) is None:
+        capitals = sorted({c for c in value if c.isupper()})
+        if capitals and re.fullmatch(_ID_PATTERN, value.lower()):
+            return (f"capital letters are not allowed ({', '.join(capitals)}); use {_ID_RULE}, "
+                    f'e.g. "{value.lower()}"')
+        if not re.fullmatch(r"[a-z0-9]", value[0]):
+            return f'it starts with "{value[0]}"; use {_ID_RULE}'
+        bad = sorted({c for c in value if not re.fullmatch(r"[a-z0-9._-]", c)})
+        return f"{', '.join(repr(c) for c in bad)} {'is' if len(bad) == 1 else 'are'} not allowed; use {_ID_RULE}"
+    return _branch_part_problem(value)
+
+
 def require_id(value: str, name: str) -> None:
     """UsageError unless `value` is a valid slug or task id (`name` says which)."""
-    if not re.fullmatch(_ID_PATTERN, value) or len(value) > _MAX_ID or _branch_part_problem(value):
-        msg = f"{value!r} is not a valid {name} ({_ID_MEANING.removeprefix('a valid id (')}"
+    problem = id_problem(value)
+    if problem:
+        msg = f"{value!r} is not a valid {name}: {problem}"
         raise UsageError(msg)
 
 
@@ -90,7 +113,7 @@ def _scope_path_problem(path: str) -> str | None:
     return None
 
 
-_ID = Text(pattern=_ID_PATTERN, pattern_meaning=_ID_MEANING, check=_branch_part_problem)
+_ID = Text(check=lambda value: f'"{value}" is not a valid id: {id_problem(value)}' if id_problem(value) else None)
 
 
 @dataclass(frozen=True)

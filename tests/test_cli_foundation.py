@@ -67,7 +67,8 @@ def every_event(slug: str) -> list[dict]:
               "message": "boom", "lesson": "0123456789abcdef", "decision": "fedcba9876543210",
               "answer": {"scopeFiles": ["src/y.py"]}, "from": "a", "to": "b", "count": 2, "commit": "b" * 40,
               "what": ["refs/heads/main was moved from a to b: put back"],
-              "proposal": {"answer": {"scopeFiles": ["src/y.py"]}, "by": "resolver:r"}}
+              "proposal": {"answer": {"scopeFiles": ["src/y.py"]}, "by": "resolver:r"},
+              "title": "Fix the date parser", "after": ["t0"]}
     events = []
     for event_type, fields in EVENT_FIELDS.items():
         events.append(make_event(event_type, slug, "t1", **{k: sample[k] for k in fields}))

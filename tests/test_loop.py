@@ -79,7 +79,7 @@ def test_an_exhausted_fixer_budget_quarantines_and_rolls_back(project: Project, 
     assert project.calls("fix") == 2
     q = quarantine_event(project)
     assert q["failClass"] == "gate-not-green-after-fixer"
-    assert q["signature"].startswith("gate-not-green-after-fixer|gate check still red after 2 fixer attempt(s)")
+    assert q["signature"].startswith("gate-not-green-after-fixer|gate check still red after 2 fixer attempts")
     # Rolled back: the task branch is back at its base, no worktree is left behind.
     assert git(project.top, "rev-parse", "failres/rr/t1").strip() == q["intHead"]
     lessons, _ = read_lessons(Store(project.top))
@@ -243,7 +243,7 @@ def test_prior_failures_ride_in_the_next_prompt(project: Project, cli) -> None:
     result = cli(project.top, "prompt", "rr", "t1", "--mode", "implement")
     assert result.code == 0
     assert "Earlier attempts at this task failed" in result.out
-    assert "gate-not-green-after-fixer: gate check still red" in result.out
+    assert "gate-not-green-after-fixer: gate check red after the implementer" in result.out
 
 
 def test_an_exact_patch_that_stays_red_is_rolled_back_and_never_repaired(project: Project, cli, tmp_path: Path) -> None:

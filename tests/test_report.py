@@ -28,14 +28,14 @@ def known_events() -> list[dict]:
         ev("s", "t1", "task-started", "2026-11-30T00:00:00Z"),
         ev("s", "t1", "seat-dispatched", "2026-11-30T00:00:01Z", seat="implementer"),
         ev("s", "t1", "seat-dispatched", "2026-11-30T00:00:02Z", seat="fixer"),
-        ev("s", "t1", "quarantined", "2026-11-30T00:00:03Z", failClass="gate-not-green-after-fixer"),
+        ev("s", "t1", "quarantined", "2026-11-30T00:00:03Z", failClass="gate-not-green-after-fixer", lesson="a"),
         ev("s", "t1", "task-started", "2026-11-30T00:10:00Z"),
         ev("s", "t1", "seat-dispatched", "2026-11-30T00:10:01Z", seat="fixer"),
         ev("s", "t1", "task-committed", "2026-11-30T00:10:02Z"),
         ev("s", "t1", "landed", "2026-11-30T00:20:03Z"),
         ev("s", "t2", "task-started", "2026-11-30T00:00:00Z"),
         ev("s", "t2", "seat-dispatched", "2026-11-30T00:00:01Z", seat="implementer"),
-        ev("s", "t2", "quarantined", "2026-11-30T00:00:02Z", failClass="seat-crashed"),
+        ev("s", "t2", "quarantined", "2026-11-30T00:00:02Z", failClass="seat-crashed", lesson="c"),
         ev("s", "t2", "stop-loss", "2026-11-30T00:05:00Z"),
         ev("s", "t2", "quarantined", "2026-11-30T00:05:00Z", failClass="repeated-failure-stop"),
     ]
@@ -53,7 +53,9 @@ def test_the_report_of_a_known_store() -> None:
     assert report["tasks"]["total"] == 2
     assert {r["name"]: r["count"] for r in report["tasks"]["byState"]} == {
         "pending": 0, "running": 0, "interrupted": 0, "committed": 0, "quarantined": 0, "stopped": 1, "landed": 1}
-    assert report["quarantines"]["byPackage"] == [{"name": "src", "count": 2}, {"name": "lib", "count": 1}]
+    # Counted from the journal's quarantines (the stop apart), each under its lesson's package.
+    assert report["quarantines"]["byPackage"] == [{"name": "lib", "count": 1}, {"name": "src", "count": 1}]
+    assert (report["quarantines"]["total"], report["quarantines"]["stops"]) == (2, 1)
     assert report["resolutions"]["byReason"] == [{"name": "scope-widened", "count": 1}]
     assert report["repair"] == {"runsWithFixer": 2, "repaired": 1, "rate": 0.5}
     assert report["stopLoss"] == {"runsStopped": 1, "dispatchesNotMade": 1}
@@ -75,7 +77,7 @@ def test_each_task_and_each_outcome_has_its_cost_from_the_journals_durations() -
         ev("s", "t1", "seat-dispatched", "2026-11-30T01:00:01Z", seat="implementer"),
         ev("s", "t1", "seat-finished", "2026-11-30T01:00:11Z", durationMs=10000),
         ev("s", "t1", "gate-result", "2026-11-30T01:00:20Z", durationMs=9000),
-        ev("s", "t1", "task-committed", "2026-11-30T01:00:21Z"),
+        ev("s", "t1", "task-committed", "2026-11-30T01:00:21Z", commit="c" * 40),
     ]
     lessons = [{"id": "a1", "slug": "s", "task": "t1", "failClass": "gate-not-green-after-fixer", "package": "src",
                 "message": "gate tests still red\ndetails", "ts": "2026-11-30T00:01:51Z", "resolved_by": None}]
@@ -83,8 +85,11 @@ def test_each_task_and_each_outcome_has_its_cost_from_the_journals_durations() -
     assert report["header"] == {"repository": "/r", "branch": "main",
                                 "period": {"from": "2026-11-30T00:00:00Z", "to": "2026-11-30T01:00:21Z"}}
     assert report["tasks"]["table"] == [{
-        "slug": "s", "task": "t1", "state": "committed", "attempts": 2, "dispatches": 3, "agentSeconds": 100.0,
-        "gateSeconds": 27.0, "quarantines": 1, "lastFailClass": "gate-not-green-after-fixer"}]
+        "slug": "s", "task": "t1", "state": "committed", "attempts": 2, "runs": 2, "dispatches": 3,
+        "agentSeconds": 100.0, "gateSeconds": 27.0, "quarantines": 1, "stops": 0,
+        "lastFailClass": "gate-not-green-after-fixer", "commit": "c" * 40,
+        "commands": {"logs": "git failres logs s t1", "journal": "git failres journal s --task t1",
+                     "show": f"git show {'c' * 40}"}}]
     assert report["cost"]["byOutcome"] == [
         {"name": "gate-not-green-after-fixer", "runs": 1, "dispatches": 2, "agentSeconds": 90.0, "gateSeconds": 18.0},
         {"name": "committed", "runs": 1, "dispatches": 1, "agentSeconds": 10.0, "gateSeconds": 9.0}]
@@ -93,7 +98,12 @@ def test_each_task_and_each_outcome_has_its_cost_from_the_journals_durations() -
     assert report["quarantines"]["byPackage"] == [{"name": "dates", "count": 1}]
     assert report["lessons"]["unresolved"] == [{"id": "a1", "slug": "s", "task": "t1",
                                                 "failClass": "gate-not-green-after-fixer",
-                                                "message": "gate tests still red", "ts": "2026-11-30T00:01:51Z"}]
+                                                "message": "gate tests still red", "ts": "2026-11-30T00:01:51Z",
+                                                "commit": "c" * 40,
+                                                "commands": {"lesson": "git failres lessons show a1",
+                                                             "logs": "git failres logs s t1",
+                                                             "journal": "git failres journal s --task t1",
+                                                             "show": f"git show {'c' * 40}"}}]
 
 
 @pytest.mark.parametrize(("paths", "package"), [
@@ -225,7 +235,7 @@ def test_a_run_in_a_pipe_prints_progress_lines(tmp_path: Path) -> None:
     proc = run_failres(project.top, "run", str(project.plan()))
     assert proc.returncode == 0, proc.stderr
     lines = [line for line in proc.stderr.splitlines() if line.startswith("[failres] rr/t1")]
-    assert [line.split()[2] for line in lines] == ["worktree", "preflight", "seat", "gate", "commit", "done"]
+    assert [line.split()[2] for line in lines] == ["worktree", "preflight", "seat", "gate", "commit", "committed"]
     assert proc.stdout.strip() == "rr/t1: committed"
 
 
@@ -238,3 +248,55 @@ def test_store_text_in_the_html_report_is_escaped() -> None:
     html = render_html(build_report(known_events(), lessons, [], repository=hostile, branch="main"))
     assert "<script" not in html and "<img" not in html
     assert "&lt;script&gt;" in html
+
+
+def test_quarantines_over_time_by_day_and_class_and_the_failures_that_come_back() -> None:
+    same = "gate-not-green-after-fixer|gate tests still red"
+    events = [
+        ev("s", "t1", "quarantined", "2026-11-28T09:00:00Z", failClass="gate-not-green-after-fixer", signature=same,
+           lesson="l1"),
+        ev("s", "t2", "quarantined", "2026-11-28T10:00:00Z", failClass="seat-timeout", signature="seat-timeout|x",
+           lesson="l2"),
+        ev("s", "t1", "quarantined", "2026-11-30T09:00:00Z", failClass="gate-not-green-after-fixer", signature=same,
+           lesson="l3"),
+        ev("s", "t2", "quarantined", "2026-11-30T10:00:00Z", failClass="seat-timeout", signature="seat-timeout|x",
+           lesson="l4"),
+        ev("s", "t1", "stop-loss", "2026-11-30T11:00:00Z"),
+        ev("s", "t1", "quarantined", "2026-11-30T11:00:00Z", failClass="repeated-failure-stop", signature="stop|x"),
+    ]
+    lessons = [{"id": "l1", "resolved_by": None}, {"id": "l3", "resolved_by": None},
+               {"id": "l2", "resolved_by": ["binding-changed"]}, {"id": "l4", "resolved_by": ["binding-changed"]}]
+    report = build_report(events, lessons, [])
+    assert report["quarantines"]["byDay"] == [
+        {"day": "2026-11-28", "total": 2, "byFailClass": [{"name": "gate-not-green-after-fixer", "count": 1},
+                                                           {"name": "seat-timeout", "count": 1}]},
+        {"day": "2026-11-30", "total": 2, "byFailClass": [{"name": "gate-not-green-after-fixer", "count": 1},
+                                                           {"name": "seat-timeout", "count": 1}]}]
+    assert [(r["signature"], r["count"], r["firstSeen"], r["lastSeen"], r["open"], r["tasks"])
+            for r in report["recurring"]] == [
+        ("seat-timeout|x", 2, "2026-11-28T10:00:00Z", "2026-11-30T10:00:00Z", False, ["s/t2"]),
+        (same, 2, "2026-11-28T09:00:00Z", "2026-11-30T09:00:00Z", True, ["s/t1"])]
+
+
+def test_the_page_names_the_repository_and_has_print_and_dark_styles() -> None:
+    from failres.report.html import render_html
+
+    report = build_report(known_events(), [], [], repository="/home/me/src/billing", branch="main")
+    page = render_html(report)
+    assert "<title>failres report — billing (main)</title>" in page
+    assert "<h1>failres report — billing (main)</h1>" in page
+    assert "@media print{" in page and "@media (prefers-color-scheme:dark){" in page
+    assert 'id="chart-days"' in page and 'id="table-recurring"' in page
+    assert '<code class="cmd">git failres logs s t1</code>' in page
+
+
+def test_report_html_writes_the_page_and_prints_one_line_saying_where(kept_demo: Path, tmp_path: Path) -> None:
+    from conftest import run_failres
+
+    page = tmp_path / "week.html"
+    proc = run_failres(kept_demo, "report", "--html", str(page))
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, f"wrote {page}\n", "")
+    assert "<title>failres report — demo (main)</title>" in page.read_text()
+    both = run_failres(kept_demo, "report", "--html", str(page), "--json")
+    assert json.loads(both.stdout)["header"]["repository"] == str(kept_demo)
+    assert both.stderr == f"wrote {page}\n"

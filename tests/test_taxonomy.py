@@ -13,6 +13,7 @@ from failres.engine.ladder import (
     QuarantineFacts,
     StopLoss,
     next_action,
+    stop_loss_advice,
     stop_loss_decision,
 )
 from failres.engine.taxonomy import (
@@ -362,10 +363,20 @@ def test_identical_quarantines_at_the_threshold_stop_the_task():
 def test_stop_loss_advice_names_every_way_out():
     assert STOP_LOSS_ADVICE == (
         "move the integration head",
-        "answer the open decision",
+        "change the task's files (its scope)",
         "change the binding",
         'set stop_loss.mode = "off"',
     )
+
+
+def test_stop_loss_advice_names_an_open_decision_only_when_there_is_one():
+    assert stop_loss_advice() == STOP_LOSS_ADVICE
+    assert not any("decision" in advice for advice in stop_loss_advice())
+    named = stop_loss_advice(["d77e8c26aa00bb11"])
+    assert named[1] == "answer the open decision d77e8c26 (git failres decisions --open)"
+    decided = stop_loss_decision([quarantine(), quarantine()], NOW, threshold=2, mode="on",
+                                 open_decisions=["d77e8c26aa00bb11"])
+    assert decided.advice == named
 
 
 def test_the_count_is_the_whole_unchanged_streak():

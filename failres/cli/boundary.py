@@ -8,6 +8,7 @@ under the repository's git dir, and the person is told where: exit 3.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import sys
@@ -17,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePath
 
 from failres import beneath
-from failres.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, FailresError, exit_code_for
+from failres.errors import EXIT_BAD_INPUT, EXIT_CLOSED_PIPE, EXIT_INTERNAL, FailresError, exit_code_for
 from failres.inert import inert
 from lessons.errors import LessonsError
 
@@ -143,6 +144,17 @@ def _show_warnings() -> None:
     root.addHandler(handler)
 
 
+def _quiet_closed_pipe() -> int:
+    """A reader such as `head` went away; the output was not wanted any more. Quiet, and
+    the exit status git's own commands give there: 128 + SIGPIPE."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # what is still buffered goes nowhere at shutdown
+    except (OSError, ValueError):
+        pass
+    return EXIT_CLOSED_PIPE
+
+
 def run_guarded(invoke: Callable[[Sequence[str] | None], object], argv: Sequence[str] | None) -> int:
     """Call the CLI and map whatever happens to an exit code."""
     _show_warnings()
@@ -150,8 +162,13 @@ def run_guarded(invoke: Callable[[Sequence[str] | None], object], argv: Sequence
     exits, aborts, usage_errors = _cli_signals()
     try:
         result = invoke(argv)
+        sys.stdout.flush()  # inside the boundary: a reader that went away is met here, not at shutdown
         return result if isinstance(result, int) else 0
     except exits as done:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return _quiet_closed_pipe()
         return done.exit_code
     except aborts:
         err.write("error: aborted\n")
@@ -171,12 +188,13 @@ def run_guarded(invoke: Callable[[Sequence[str] | None], object], argv: Sequence
         err.write("error: interrupted\n")
         return 130
     except BrokenPipeError:
-        # A reader such as `head` went away; the output was not wanted any more.
-        try:
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps interpreter shutdown quiet
-        except OSError:
-            pass
-        return 0
+        return _quiet_closed_pipe()
+    except SystemExit as gone:
+        # click meets a closed pipe itself and exits 1 ("a task did not go green"): the
+        # same closed pipe as above, whichever layer saw it first.
+        if isinstance(gone.__context__, OSError) and gone.__context__.errno == errno.EPIPE:
+            return _quiet_closed_pipe()
+        raise
     except Exception as unexpected:  # the boundary: everything unforeseen ends here
         undecodable = _undecodable_argument(sys.argv[1:] if argv is None else argv)
         if isinstance(unexpected, UnicodeEncodeError) and undecodable is not None:

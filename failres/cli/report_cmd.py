@@ -53,15 +53,33 @@ def _print_report(data: dict) -> None:
     span = f"{period['from'][:16].replace('T', ' ')} – {period['to'][:16].replace('T', ' ')} UTC" if period["from"] \
         else "no runs yet"
     out.print(f"{header['repository']} ({header['branch']}), {span}", markup=False)
+    out.print(data["summary"], markup=False)
     out.print("")
     print_table((Column("task"), Column("state"), Column("runs", right=True), Column("dispatches", right=True),
-                 Column("agent time", right=True), Column("gate time", right=True), Column("last failure")),
-                [(f"{r['slug']}/{r['task']}", r["state"], r["attempts"], r["dispatches"], duration(r["agentSeconds"]),
-                  duration(r["gateSeconds"]), r["lastFailClass"]) for r in data["tasks"]["table"]],
+                 Column("agent time", right=True), Column("gate time", right=True), Column("last failure"),
+                 Column("commit")),
+                [(f"{r['slug']}/{r['task']}", r["state"], r["runs"], r["dispatches"], duration(r["agentSeconds"]),
+                  duration(r["gateSeconds"]), r["lastFailClass"], (r.get("commit") or "")[:12])
+                 for r in data["tasks"]["table"]],
                 title="Tasks")
+    out.print("a task's logs: git failres logs SLUG TASK; its commit: git show COMMIT", markup=False)
+    days = data["quarantines"]["byDay"]
+    if days:
+        out.print("")
+        print_table((Column("day"), Column("quarantines", right=True), Column("by class", wraps=True)),
+                    [(d["day"], d["total"], ", ".join(f"{c['name']} {c['count']}" for c in d["byFailClass"]))
+                     for d in days], title="Quarantines by day")
+    if data["recurring"]:
+        out.print("")
+        print_table((Column("count", right=True), Column("first seen"), Column("last seen"), Column("open"),
+                     Column("tasks"), Column("signature", wraps=True)),
+                    [(r["count"], r["firstSeen"][:16].replace("T", " "), r["lastSeen"][:16].replace("T", " "),
+                      "yes" if r["open"] else "no", ", ".join(r["tasks"]), r["signature"])
+                     for r in data["recurring"]], title="Recurring failures (worth acting on)")
     for title, rows in (("Quarantines by failure class", data["quarantines"]["byFailClass"]),
                         ("Quarantines by package", data["quarantines"]["byPackage"]),
-                        ("What resolved them", data["resolutions"]["byReason"])):
+                        (f"What resolved them ({data['resolutions']['resolvedLessons']} lessons resolved)",
+                         data["resolutions"]["byResolution"])):
         out.print("")
         print_table((Column("name"), Column("count", right=True)), [(r["name"], r["count"]) for r in rows] or
                     [("(none)", 0)], title=title)
@@ -76,6 +94,7 @@ def _print_report(data: dict) -> None:
         print_table((Column("lesson"), Column("task"), Column("class"), Column("message", wraps=True)),
                     [(str(l.get("id") or "?")[:8], f"{l.get('slug')}/{l.get('task')}", str(l.get("failClass")),
                       str(l.get("message"))) for l in lessons["unresolved"]], title="Unresolved lessons")
+        out.print("a lesson: git failres lessons show ID; its task's logs: git failres logs SLUG TASK", markup=False)
     repair, stop, land, spent = data["repair"], data["stopLoss"], data["timeToLand"], data["cost"]
     out.print("")
     out.print(f"repair success: {_percent(repair['rate'])} ({repair['repaired']} of {repair['runsWithFixer']} runs "
@@ -100,7 +119,8 @@ def _print_report(data: dict) -> None:
 @app.command(rich_help_panel=LESSONS, epilog="git failres report --html report.html")
 def report(
     json_out: bool = typer.Option(False, "--json", help="Print the report as one JSON document."),
-    html: Path = typer.Option(None, "--html", help="Also write a self-contained HTML report to this file."),
+    html: Path = typer.Option(None, "--html", help="Write a self-contained HTML report to this file (instead of "
+                                                   "the text report; with --json, as well)."),
 ) -> None:
     """What failed, what resolved it, what it cost."""
     from failres.report.build import load_report
@@ -117,9 +137,12 @@ def report(
 
         generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         write_page(target, render_html(data, generated_at=generated))
+        # One line saying where: the page is what was asked for, not the text report too.
+        if not json_out:
+            console().print(f"wrote {target}", markup=False)
+            return
+        err_console().print(f"wrote {target}", markup=False)  # stdout stays the one JSON document
     if json_out:
         emit_json(data)
         return
     _print_report(data)
-    if target is not None:
-        console().print(f"\nwrote {target}", markup=False)

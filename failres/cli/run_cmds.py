@@ -8,7 +8,7 @@ import typer
 
 from failres.cli.app import app
 from failres.clidoc.model import LOOP
-from failres.cli.common import console, echo_text, emit_json, open_context
+from failres.cli.common import console, echo_text, emit_json, err_console, open_context
 from failres.errors import EXIT_NOT_GREEN
 
 
@@ -30,13 +30,13 @@ def run(
                                help="Work the plan together with every other runner of it on this remote: "
                                     "each task claimed there first, results pushed, the store synced."),
 ) -> None:
-    """Run (or resume) a plan's tasks through the loop. Exit 1 if any task is not committed.
+    """Run (or resume) a plan's tasks through the loop. Exit 1 if any task is not committed (pending included).
 
     Ctrl-C (SIGINT), SIGTERM and SIGHUP stop the seats' processes, journal `interrupted`
-    and exit 128 + the signal's number; the next run resumes the task.
+    (reason `signal`), print the command that resumes and exit 128 + the signal's number.
     """
     from failres.containment.interrupts import Interrupted, stop_on_signals
-    from failres.engine.entry import engine_for, outcome_document, progress_for, run_plan_file
+    from failres.engine.entry import engine_for, outcome_document, outcome_lines, progress_for, run_plan_file
 
     if preflight and not dry_run:
         from failres.errors import UsageError
@@ -58,27 +58,26 @@ def run(
             else:
                 outcomes = run_plan_file(engine, plan, task_ids=task, patch=patch, force=force, jobs=jobs)
     except Interrupted:
-        typer.echo(f"failres: stopped by signal {engine.stop.signum or 'INT'}; the next run resumes", err=True)
-        raise typer.Exit(engine.stop.exit_code) from None
+        outcomes = None
     finally:
+        # The live display is put away first: a line printed under it would be drawn over.
         close = getattr(progress, "close", None)
         if close is not None:
             close()
-    if engine.stop.is_set():
+    if outcomes is None or engine.stop.is_set():
+        from failres.engine.progress import resume_line
+
+        typer.echo(resume_line(engine.stop.signum, plan, task), err=True)
         raise typer.Exit(engine.stop.exit_code)
     if json_out:
         emit_json([outcome_document(o) for o in outcomes])
     else:
         out = console()
         for o in outcomes:
-            detail = f" ({o.message})" if o.skipped and o.message else " (already committed)" if o.skipped else ""
-            if o.state == "committed" and o.message and not o.skipped:
-                detail = f" ({o.message})"  # no change was needed
-            if o.fail_class:
-                detail = f" ({o.fail_class}): {o.message.splitlines()[0][:160] if o.message else ''}"
-            out.print(f"{o.slug}/{o.task}: {o.state}{detail}", markup=False)
-    # A task waiting for another to land did not fail: it has not started yet.
-    if any(o.state not in ("committed", "landed", "pending") for o in outcomes):
+            for line in outcome_lines(o):
+                out.print(line, markup=False, soft_wrap=True)
+    # Green is committed or landed; a task still waiting on `after` has not gone green either.
+    if any(o.state not in ("committed", "landed") for o in outcomes):
         raise typer.Exit(EXIT_NOT_GREEN)
 
 
@@ -138,8 +137,9 @@ def status(
                                help="Each task as the remote knows it: its state and who holds it (host, pid, "
                                     "lease left)."),
 ) -> None:
-    """Each task's state, as the journal tells it."""
-    from failres.engine.entry import task_statuses
+    """Each task of every plan that ran (pending ones too), its state as the journal tells it, and the totals."""
+    from failres.engine.status_view import status_of
+    from failres.engine.tally import summary_line
 
     from failres.cli.known import journal_of
 
@@ -149,7 +149,8 @@ def status(
         return
     if slug is not None:
         journal_of(ctx.store, slug)  # an unknown slug is a typo, not an empty plan
-    rows = task_statuses(ctx.store, slug)
+    view = status_of(ctx.store, slug, with_lessons=not json_out)
+    rows = view.rows
     if json_out:
         emit_json(rows)
         return
@@ -158,11 +159,17 @@ def status(
         return
     from failres.cli.tables import Column, print_table
 
-    columns = (Column("slug"), Column("task"), Column("state"), Column("quarantines", right=True),
+    live = any(row["pid"] for row in rows)
+    columns = (Column("slug"), Column("task"), Column("state"), *((Column("pid", right=True),) if live else ()),
+               Column("runs", right=True), Column("quarantines", right=True), Column("stops", right=True),
                Column("last failure"), Column("updated"))
-    print_table(columns, [(row["slug"], row["task"],
-                           row["state"] + (" (no change was needed)" if row.get("empty") else ""), row["quarantines"], row["lastFailClass"],
+    print_table(columns, [(row["slug"], row["task"], row["state"] + (" (no change was needed)" if row.get("empty") else ""), *((row["pid"] or "",) if live else ()),
+                           row["runs"], row["quarantines"], row["stops"],
+                           row["lastFailClass"] or (f"waits for {', '.join(row['waitsFor'])}" if row["waitsFor"]
+                                                    else ""),
                            str(row["updated"] or "")[:19].replace("T", " ")) for row in rows])
+    # The totals go to stderr: piped, stdout stays a header and one line per task.
+    err_console().print(summary_line(view.totals), markup=False)
 
 
 def _remote_status(ctx, slug: str | None, remote: str, json_out: bool) -> None:

@@ -28,7 +28,7 @@ def init(
     Run on a terminal, it also makes <TAB> work for git failres in your shell (bash or fish)
     when no completion it reads is there yet: a venv or pipx install puts its copy where
     bash-completion before 2.12 does not look."""
-    from failres.initialise import check_agent, init_repository, next_steps
+    from failres.initialise import check_agent, init_repository, integration_note, next_steps
 
     check_agent(agent)  # before anything is opened or written
     ctx = open_context()
@@ -49,6 +49,7 @@ def init(
         "hooksProblem": result.hooks_problem,
         "nextSteps": list(steps),
         "agent": None if readiness is None else readiness.document(),
+        "integrationBranch": result.integration_branch,
     }
     if json_out:
         emit_json(document)
@@ -59,6 +60,8 @@ def init(
         out.print(f"wrote {result.config_path}")
     else:
         out.print(f"kept {result.config_path} (use --force to overwrite it)")
+    for line in integration_note(result):
+        out.print(line, markup=False)
     if result.store_from is not None:
         out.print(f"store {result.store_ref} at {result.store_tip[:12]}, taken from {result.store_from} "
                   f"(keep the two in step with: git failres sync {result.store_from})", markup=False)

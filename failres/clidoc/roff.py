@@ -31,9 +31,13 @@ DESCRIPTION = (
 
 EXIT_STATUS = (
     ("0", "Done."),
-    ("1", "The work ran and a task did not go green (quarantined, stopped), or a sync kept losing the race."),
+    ("1", "The work ran and a task did not go green (quarantined, stopped, or pending: waiting on after), or a "
+          "sync kept losing the race."),
     ("2", "Bad input or configuration: one error: line, a hint: where one helps, nothing written."),
     ("3", "An unexpected internal error; the message names the log, .git/failres/log/failres.log."),
+    ("128+N", "run was stopped by signal N (130 for Ctrl-C); its tasks are interrupted and it printed the "
+              "command that resumes them."),
+    ("141", "The reader of the output went away (git failres journal SLUG | head -1); nothing is printed."),
 )
 
 FILES = (

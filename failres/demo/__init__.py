@@ -49,6 +49,9 @@ class Demo:
         self.repo = root
         self.support = root / SUPPORT
         self.agents = self.support / "agents"
+        # The agents' turn counts live beside the workspaces (`[worktrees] dir`), outside
+        # the repository: a seat's write into the person's checkout is tamper.
+        self.agent_state = root.parent / "workspaces" / f".{root.name}-demo-agents"
         self.plan = self.support / "plan.toml"
         self.say = say
         # The demo repository has its own identity: a fresh machine has none, and the
@@ -110,12 +113,13 @@ class Demo:
         self.git("add", ".")
         self.git("commit", "-q", "-m", "calc: a tiny package with four bugs")
         self.agents.mkdir(parents=True)
+        self.agent_state.mkdir(parents=True, exist_ok=True)
         (self.agents / "agent.py").write_text(Path(__file__).with_name("agent.py").read_text())
         (self.agents / "health.py").write_text(HEALTH)
         (self.agents / "script.json").write_text(json.dumps(agent_script(), indent=2))
         self.plan.write_text(PLAN)
         self.failres("init", "--force", show=False)
-        (self.repo / ".failres.toml").write_text(config_text(str(self.agents)))
+        (self.repo / ".failres.toml").write_text(config_text(str(self.agents), state_dir=str(self.agent_state)))
         self.failres("hooks", "install", show=False)
 
     def red_gate_and_a_better_fixer(self) -> None:
@@ -124,7 +128,8 @@ class Demo:
         lesson = self.lesson_of("t1")
         self.say(f"   lesson {lesson['id'][:8]}: [italic]{data(lesson['signature'])}[/italic]")
         self.heading(2, "A better fixer binding, the same task again: the red gate is repaired")
-        (self.repo / ".failres.toml").write_text(config_text(str(self.agents), fixer="fixer-v2"))
+        (self.repo / ".failres.toml").write_text(config_text(str(self.agents), fixer="fixer-v2",
+                                                                  state_dir=str(self.agent_state)))
         self.say("   (seats.fixer = \"fixer-v2\" in .failres.toml)")
         self.run_task("t1")
         self.failres("land", "demo", "t1")

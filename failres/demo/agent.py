@@ -14,8 +14,9 @@ from pathlib import Path
 
 
 def _state_dir(here: Path) -> Path:
-    worktree = os.environ.get("FAILRES_WORKTREE")
-    return Path(worktree).parents[1] if worktree else here
+    """Where the turns are counted: the directory the demo's bindings name (outside the demo
+    repository, writable in the seat world too); beside this file when run by hand."""
+    return Path(os.environ.get("DEMO_AGENT_STATE") or here)
 
 
 def main() -> int:
@@ -23,8 +24,6 @@ def main() -> int:
     script = json.loads((here / "script.json").read_text())
     role = sys.argv[1] if len(sys.argv) > 1 else "agent"
     key = f"{role}:{os.environ.get('FAILRES_TASK', '')}:{os.environ.get('FAILRES_MODE', '')}"
-    # Beside the workspaces, outside the demo repository: a seat that writes into the
-    # person's repository (even an ignored file) is quarantined for it.
     counter = _state_dir(here) / "calls.json"
     calls = json.loads(counter.read_text()) if counter.exists() else {}
     n = calls.get(key, 0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 FILES = {
     "src/calc/__init__.py": (
@@ -96,11 +97,14 @@ def agent_script() -> dict[str, list[dict]]:
     }
 
 
-def config_text(agents_dir: str, fixer: str = "fixer") -> str:
+def config_text(agents_dir: str, fixer: str = "fixer", state_dir: str = "") -> str:
     agent = json.dumps([sys.executable, f"{agents_dir}/agent.py"])[:-1]
     health = json.dumps([sys.executable, f"{agents_dir}/health.py"])
-    # The scripted agents count their turns beside themselves, in the seat world too.
-    write = json.dumps([agents_dir])
+    # The scripted agents count their turns outside the demo repository (a seat that writes
+    # into the person's checkout, an ignored file included, is quarantined for it), in a
+    # directory their bindings may write: the seat world shows it to them, and only it.
+    state_dir = state_dir or str(Path(agents_dir).parent / "state")
+    write = json.dumps([state_dir]) + f"\nenv = {{ DEMO_AGENT_STATE = {json.dumps(state_dir)} }}"
     return f"""# Made by `git failres demo`: scripted agents stand in for real ones.
 [integration]
 branch = "main"
@@ -147,9 +151,9 @@ import os
 import sys
 from pathlib import Path
 
-# Beside the workspaces, outside the demo repository (the probe runs under the tamper check).
-worktree = os.environ.get("FAILRES_WORKTREE")
-flag = (Path(worktree).parents[1] if worktree else Path(__file__).parent) / "engine-restarted"
+# Where the agents keep their state, outside the demo repository (the probe runs under the
+# tamper check); beside this file when run by hand.
+flag = Path(os.environ.get("DEMO_AGENT_STATE") or Path(__file__).parent) / "engine-restarted"
 if not flag.exists():
     flag.write_text("the engine came back\\n")
     print("engine unreachable")

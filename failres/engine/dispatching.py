@@ -116,21 +116,27 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
         run.lock.record_seat(None)
     swapped = workspace.replaced()
     result = found.result
+    # A seat ended by a Ctrl-C or a cancel did not run out of time, nor crash: the record says
+    # which stop it was (a Ctrl-C reaches the seat's group too, and may end it before failres does).
+    stopped = run.stop_reason()
+    timed_out = result.timed_out and stopped is None
     log.seat(result.text, {"seat": seat, "binding": binding, "mode": mode, "attempt": attempt,
-                           "constrained": constrained, "exitCode": result.exit_code, "timedOut": result.timed_out,
+                           "constrained": constrained, "exitCode": result.exit_code, "timedOut": timed_out,
+                           "stopped": stopped,
                            "durationMs": int(result.duration * 1000), "outputBytes": result.total_bytes,
                            "argv": list(result.argv)})
     transcripts = log.keep_transcripts(found.transcripts)
     # A log name the seat planted (a link to the person's config) was refused: that is tamper too.
     tamper.what += log.take_problems()
-    run.journal("seat-finished", seat=seat, binding=binding, exitCode=result.exit_code, timedOut=result.timed_out,
-                durationMs=int(result.duration * 1000), outputBytes=result.total_bytes,
+    run.journal("seat-finished", seat=seat, binding=binding, exitCode=result.exit_code, timedOut=timed_out,
+                **({"stopped": stopped} if stopped else {}), durationMs=int(result.duration * 1000), outputBytes=result.total_bytes,
                 transcripts=[p.name for p in transcripts])
     what = [*(tamper.what if tamper else ()), *([f"{swapped}: not followed"] if swapped else ())]
     if what:
         run.journal("seat-tamper", what=what)
     if swapped:
-        return Failure(SEAT_TAMPER, f"{seat} changed things outside its workspace: " + "; ".join(what))
+        return Failure(SEAT_TAMPER, f"{seat} changed things outside its workspace: " + "; ".join(what),
+                       seat=seat)
     checked = workspace.check()
     # Agent and tool leftovers, what the setup made (`keep`) and the included files are
     # never the seat's change: they are not committed and never a violation.
@@ -150,7 +156,7 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
     dispatched = Dispatched(found, checked, changed, refused, found.requests, capture=capture)
     if tamper:
         dispatched.tamper = Failure(SEAT_TAMPER, f"{seat} changed things outside its workspace: "
-                                    + "; ".join(tamper.what), snapshot=capture())
+                                    + "; ".join(tamper.what), snapshot=capture(), seat=seat)
     denied = _denied(found, changed)
     if denied is not None:
         dispatched.denied = Failure(SEAT_DENIED, f"{seat}'s agent was refused the calls it needed and changed "
@@ -235,10 +241,10 @@ def scope_failure(run: RunContext, found: Dispatched, seat: str, *, first: bool)
         files = tuple(dict.fromkeys([*found.rejected, *(r.file for r in found.requests)]))
         lines = "; ".join(f"{r.file} — {r.reason}" if r.reason else r.file for r in found.requests)
         return Failure(FIXER_SCOPE_VIOLATION, f"{seat} asked for scope: SCOPE-REQUEST: {lines}",
-                       rejected=files, requests=found.requests, snapshot=found.snapshot())
+                       rejected=files, requests=found.requests, snapshot=found.snapshot(), seat=seat)
     run.journal("scope-violation", files=list(found.rejected), seat=seat)
     if first:
         return None
     return Failure(FIXER_SCOPE_VIOLATION,
                    f"{seat} changed files outside the task's scope again: {some_paths(found.rejected)}",
-                   rejected=found.rejected, snapshot=found.snapshot())
+                   rejected=found.rejected, snapshot=found.snapshot(), seat=seat)

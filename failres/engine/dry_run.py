@@ -158,7 +158,8 @@ def _task_plan(task: Task, config: Config, facts: RepoFacts, bindings_key: str) 
     matched = sum(1 for path in facts.tracked_files if any(scope_matches(e, path) for e in task.files))
     events = facts.events.get(task.id, ())
     state = task_state(events)
-    action, reason = "run", "never ran" if not events else f"{state}: runs again from the integration head"
+    ran = any(e.get("type") == "task-started" for e in events)  # a task-planned one only waited
+    action, reason = "run", "never ran" if not ran else f"{state}: runs again from the integration head"
     if state in ("committed", "landed"):
         action, reason = "skip", f"already {state}"
     elif facts.integration_head is not None and events:

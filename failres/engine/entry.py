@@ -76,50 +76,35 @@ def require_store(store: Store) -> None:
 def outcome_document(outcome: TaskOutcome) -> dict:
     doc = asdict(outcome)
     return {"slug": doc["slug"], "task": doc["task"], "state": doc["state"], "failClass": doc["fail_class"],
-            "message": doc["message"], "commit": doc["commit"], "skipped": doc["skipped"]}
+            "message": doc["message"], "commit": doc["commit"], "skipped": doc["skipped"],
+            "advice": list(outcome.advice), "decision": outcome.decision, "seat": outcome.seat}
 
 
-def task_statuses(store: Store, slug: str | None = None) -> list[dict]:
-    """One row per task the journal knows, sorted by slug then task.
+# A first line longer than this is a wall, not a sentence; its whole text stays in the journal.
+_LINE_MAX = 400
 
-    A task the journal calls `running` is running only while a live process holds its
-    lock; otherwise its run was lost (a hard kill) and it reads `interrupted`, and
-    whatever its seat left running is stopped now, before anyone dispatches again.
-    """
-    slugs = [slug] if slug else list_slugs(store)
-    rows = []
-    git_dir = store.common_dir
-    for name in slugs:
-        journal = read_journal(store, name)
-        tasks = sorted({str(e.get("task")) for e in journal.events if e.get("task")})
-        for task in tasks:
-            events = journal.for_task(task)
-            found = state.quarantines(events)
-            committed = state.last_event(events, "task-committed")
-            landed = state.last_event(events, "landed")
-            current = state.task_state(events)
-            holder = live_holder(git_dir, name, task) if current == "running" else None
-            if current == "running" and holder is None:
-                current = "interrupted"
-                left = lost_holder(git_dir, name, task)
-                if left is not None:
-                    stop_lost_seat(left)
-                from failres.engine.live_log import clean_live_logs
 
-                clean_live_logs(git_dir, name, task)
-            rows.append({
-                "slug": name,
-                "task": task,
-                "state": current,
-                "pid": holder.pid if holder else None,
-                "quarantines": len(found),
-                "lastFailClass": found[-1].fail_class if found else None,
-                "commit": (landed or committed or {}).get("commit"),
-                "empty": bool(committed and committed.get("empty")),
-                "updated": events[-1].get("ts") if events else None,
-                "events": len(events),
-            })
-    return rows
+def outcome_lines(outcome: TaskOutcome) -> list[str]:
+    """How one task's outcome reads for a person: its state, why, and what to do about it (pure)."""
+    head = f"{outcome.slug}/{outcome.task}: {outcome.state}"
+    if outcome.fail_class:
+        lines = [line.strip() for line in outcome.message.splitlines() if line.strip()]
+        first = lines[0] if lines else ""
+        if len(first) > _LINE_MAX:
+            first = first[:_LINE_MAX].rsplit(" ", 1)[0] + " … (git failres journal " + outcome.slug + ")"
+        by = f", by the {outcome.seat}" if outcome.seat and outcome.seat not in outcome.fail_class else ""
+        out = [f"{head} ({outcome.fail_class}{by}): {first}"]
+        if outcome.advice:
+            out.append("  what would change the outcome:")
+            out += [f"    - {advice}" for advice in outcome.advice]
+        if outcome.decision:
+            out.append(f"  decision {outcome.decision[:8]} waits for a person: git failres decisions --open")
+        return out
+    if outcome.skipped:
+        return [f"{head} ({outcome.message or 'already ' + outcome.state})"]
+    if outcome.state == "committed" and outcome.message:
+        return [f"{head} ({outcome.message})"]  # no change was needed
+    return [head]
 
 
 def prompt_now(engine: Engine, slug: str, task_id: str, mode: str, plan_path: Path | None) -> str:

@@ -121,10 +121,20 @@ class StopLoss:
 
 STOP_LOSS_ADVICE = (
     "move the integration head",
-    "answer the open decision",
+    "change the task's files (its scope)",
     "change the binding",
     'set stop_loss.mode = "off"',
 )
+
+
+def stop_loss_advice(open_decisions: Sequence[str] = ()) -> tuple[str, ...]:
+    """What would change the outcome of the next run: each condition the stop compares.
+
+    An open decision is named only when there is one: advice to answer a decision that
+    does not exist sends a person looking for it.
+    """
+    answer = tuple(f"answer the open decision {d[:8]} (git failres decisions --open)" for d in open_decisions)
+    return (STOP_LOSS_ADVICE[0], *answer, *STOP_LOSS_ADVICE[1:])
 
 
 def stop_loss_decision(
@@ -132,6 +142,7 @@ def stop_loss_decision(
     current: Conditions,
     threshold: int,
     mode: str,
+    open_decisions: Sequence[str] = (),
 ) -> StopLoss | None:
     """Whether to refuse another run because nothing that could change the outcome changed.
 
@@ -149,7 +160,7 @@ def stop_loss_decision(
     streak = _unchanged_streak(recent, current)
     if streak < window:
         return None
-    return StopLoss(signature=recent[-1].signature, count=streak, advice=STOP_LOSS_ADVICE)
+    return StopLoss(signature=recent[-1].signature, count=streak, advice=stop_loss_advice(open_decisions))
 
 
 def _unchanged_streak(recent: Sequence[QuarantineFacts], current: Conditions) -> int:

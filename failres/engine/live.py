@@ -6,6 +6,8 @@ import threading
 import time
 from dataclasses import dataclass
 
+from failres.engine.progress import FINAL_STEPS
+
 
 @dataclass
 class _Row:
@@ -57,10 +59,13 @@ class LiveProgress:
                 row.seat = seat
             if attempt is not None:
                 row.attempt = str(attempt)
-            if step == "done":
+            if step in FINAL_STEPS:
                 row.finished = self.clock()
-        if step == "done":
+        if step in FINAL_STEPS:
             self.live.refresh()
 
     def close(self) -> None:
-        self.live.stop()
+        """Leave the final table on screen, once. Whatever is printed next goes below it:
+        a line written while the display is live would be drawn over at its next refresh."""
+        if self.live.is_started:
+            self.live.stop()

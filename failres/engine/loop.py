@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from failres import gitops
@@ -49,6 +50,13 @@ from lessons.redact import redact
 
 EXACT_PATCH_RED = "exact-patch-red"
 log = logging.getLogger("failres.loop")
+
+
+def red_after(fixer_attempts: int, why_none: str) -> str:
+    """How a red gate came to be final, in words that count (pure)."""
+    if fixer_attempts == 0:
+        return f"red after the implementer ({why_none})"
+    return f"still red after {fixer_attempts} fixer attempt{'' if fixer_attempts == 1 else 's'}"
 
 
 class TaskRun(RunSteps):
@@ -85,6 +93,7 @@ class TaskRun(RunSteps):
         if patched is None:
             stopped = self.check_stop_loss(events)
             if stopped is not None:
+                self.step(stopped.state)
                 return stopped
         self.record_binding_changes(events)
         self.step("worktree")
@@ -109,6 +118,7 @@ class TaskRun(RunSteps):
         run = run_id(str(started["ts"]), str(started["id"]))
         self.logs = RunLogs(self.engine.git_dir, self.slug, self.task.id, run)
         self.dispatch_root = self.workspace.path.parent / f"{self.task.id}.dispatch"
+        final = "interrupted"  # what the display shows last, unless an outcome says otherwise
         try:
             self.world = SeatWorld.for_task(self.config, top=self.engine.top, workspace=self.workspace.path,
                                             git_dir=self.workspace.git_dir,
@@ -116,13 +126,14 @@ class TaskRun(RunSteps):
                                             dispatch_root=self.dispatch_root)
             setup = self.run_setup()
             if setup is not None:
-                return self.quarantine(setup)
-            if patched is not None:
-                return self.run_exact_patch(patched)
-            unrunnable = self.run_preflight()
-            if unrunnable is not None:
-                return self.quarantine(unrunnable)
-            return self.run_agent()
+                outcome = self.quarantine(setup)
+            elif patched is not None:
+                outcome = self.run_exact_patch(patched)
+            else:
+                unrunnable = self.run_preflight()
+                outcome = self.quarantine(unrunnable) if unrunnable is not None else self.run_agent()
+            final = outcome.state
+            return outcome
         except Interrupted as stop:
             self.journal("interrupted", reason=stop.reason)
             self.finish_workspace(keep=False)
@@ -139,19 +150,26 @@ class TaskRun(RunSteps):
             raise
         finally:
             self.release_environment()
-            self.step("done")
+            self.step(final)
 
     def check_stop_loss(self, events: Sequence[dict]) -> TaskOutcome | None:
         facts = [QuarantineFacts(q.signature, q.int_head, q.scope_key, q.bindings_key)
                  for q in state.quarantines(events) if q.fail_class != REPEATED_FAILURE_STOP]
         verdict = stop_loss_decision(facts, self.conditions, threshold=self.config.stop_loss.threshold,
-                                     mode=self.config.stop_loss.mode)
+                                     mode=self.config.stop_loss.mode, open_decisions=self.open_decisions())
         if verdict is None:
             return None
         self.journal("stop-loss", signature=verdict.signature, count=verdict.count, advice=list(verdict.advice))
         message = (f"stopped before dispatch: the last {verdict.count} runs failed the same way under the same "
                    f"conditions ({verdict.signature})\nwhat would change the outcome: " + "; ".join(verdict.advice))
-        return self.quarantine(Failure(REPEATED_FAILURE_STOP, message))
+        return replace(self.quarantine(Failure(REPEATED_FAILURE_STOP, message)), advice=verdict.advice)
+
+    def open_decisions(self) -> tuple[str, ...]:
+        """The task's decisions still waiting for a person (answering one widens the scope)."""
+        from failres.decisions.records import task_decisions_from_store
+
+        return tuple(str(d.get("id")) for d in task_decisions_from_store(self.engine.store, self.slug, self.task.id)
+                     if d.get("status") in ("open", "proposed"))
 
     def record_binding_changes(self, events: Sequence[dict]) -> None:
         last = state.last_event(events, "task-started")
@@ -188,8 +206,8 @@ class TaskRun(RunSteps):
             )
             if action != Action.RETRY_FIXER:
                 fail_class = self.user_class(gate.output) or GATE_NOT_GREEN_AFTER_FIXER
-                message = (f"gate {self.gate_name} still red after {fixer_attempts} fixer attempt(s): "
-                           f"{gate.summary}\n{gate.output}")
+                said = red_after(fixer_attempts, self.why_no_fixer())
+                message = f"gate {self.gate_name} {said}: {gate.summary}\n{gate.output}"
                 return self.quarantine(Failure(fail_class, message, snapshot=self.tree), rollback=True)
             fixer_attempts += 1
             failure = self.guarded_dispatch("fixer", "fix", fixer_attempts, gate_output=gate.output)
@@ -197,6 +215,14 @@ class TaskRun(RunSteps):
                 return self.quarantine(failure)
             gate = self.run_gate("fix", fixer_attempts)
         return self.commit_green()
+
+    def why_no_fixer(self) -> str:
+        """Why a red gate was not handed to a fixer (before any fixer attempt)."""
+        if not self.seat_binding("fixer"):
+            return "no fixer seat is configured"
+        if not self.config.repair.enabled:
+            return "repair is off"
+        return "repair.max_attempts is 0"
 
     def run_exact_patch(self, patched: str) -> TaskOutcome:
         """A human-approved patch, applied exactly: never handed to a fixer.

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import shlex
+import signal
 import sys
 import time
+from collections.abc import Sequence
 from typing import Protocol, TextIO
+
+# The last step a task reports: how its run ended. A display shows it as the task's
+# final state (a Ctrl-C reads `interrupted`, never a neutral "done").
+FINAL_STEPS = frozenset({"committed", "quarantined", "stopped", "interrupted", "pending", "landed", "done"})
 
 
 class Progress(Protocol):
@@ -42,5 +49,15 @@ class LineProgress:
         line = "[failres] " + "  ".join(parts) + "\n"
         self.stream.write(line)  # one write per line: lines of concurrent tasks never interleave
         self.stream.flush()
-        if step == "done":
+        if step in FINAL_STEPS:
             self.started.pop(key, None)
+
+
+def resume_line(signum: int | None, plan: object, task_ids: Sequence[str] = ()) -> str:
+    """The one line a stopped run leaves: what stopped it and the command that resumes it."""
+    try:
+        name = signal.Signals(signum or signal.SIGINT).name
+    except ValueError:
+        name = f"signal {signum}"
+    command = " ".join(["git failres run", shlex.quote(str(plan)), *(f"--task {shlex.quote(t)}" for t in task_ids)])
+    return f"failres: interrupted by {name}; resume with: {command}"

@@ -83,8 +83,10 @@ def render_constraint_block(rejected: Sequence[str]) -> str:
     """The block of the one constrained retry after a scope violation."""
     names = "\n".join(f"- {path}" for path in rejected)
     body = (
-        "Your previous attempt changed files outside this task's scope, and it was undone:\n"
+        "Your previous attempt changed files outside this task's scope:\n"
         f"{names}\n\n"
+        "So the whole workspace was put back to where that attempt started: every edit of it is\n"
+        "gone, those inside the scope too. Make the changes the task needs again, inside the scope.\n\n"
         "You may NOT touch these files. If the only correct fix requires one of them, print\n"
         "`SCOPE-REQUEST: <file> — <reason>` on a line of its own and stop without editing."
     )

@@ -41,6 +41,9 @@ class Failure:
     rejected: tuple[str, ...] = ()
     requests: tuple[ScopeRequest, ...] = ()
     snapshot: str | None = field(default=None, compare=False)  # tree of the failing state
+    # Who failed (implementer, fixer, patch), where a seat did: a class such as
+    # fixer-scope-violation is any seat's, and the record names which one it was.
+    seat: str | None = None
 
 
 @dataclass(frozen=True)
@@ -131,7 +134,8 @@ def quarantine_task(run: QuarantineInput, failure: Failure) -> TaskOutcome:
         lesson = None
     events = [make_event("quarantined", run.slug, run.task, failClass=failure.fail_class, signature=signature,
                          message=message, intHead=run.int_head, lesson=lesson["id"] if lesson else None,
-                         scopeKey=run.conditions.scope_key, bindingsKey=run.conditions.bindings_key)]
+                         scopeKey=run.conditions.scope_key, bindingsKey=run.conditions.bindings_key,
+                         **({"seat": failure.seat} if failure.seat else {}))]
     if failure.fail_class == FIXER_SCOPE_VIOLATION:
         files = list(dict.fromkeys([*failure.rejected, *(r.file for r in failure.requests)]))
         decision = make_decision(slug=run.slug, task=run.task, files=files,
@@ -149,7 +153,7 @@ def quarantine_task(run: QuarantineInput, failure: Failure) -> TaskOutcome:
     run.engine.store.commit(change, f"failres: quarantine {run.slug}/{run.task} ({failure.fail_class})")
     state = "stopped" if stop else "quarantined"
     return TaskOutcome(run.slug, run.task, state, fail_class=failure.fail_class, message=message,
-                       decision=decision_id)
+                       decision=decision_id, seat=failure.seat)
 
 
 # A quarantine message carries the end of the seat's or gate's output; the head (what

@@ -61,6 +61,7 @@ class RunContext:
         self.prior: tuple[str, ...] = ()
         self.conditions = Conditions("", "", "")
         self.constrained_used = 0
+        self.gate_runs = 0
         self.last_fail_class: str | None = None
         self.logs: RunLogs | None = None
         self.dispatch_root: Path | None = None

@@ -89,8 +89,10 @@ class RunSteps(RunContext):
                            engine_down_exit_codes=self.config.engine_down.exit_codes,
                            user_rules=self.engine.user_rules())
         fail_class = verdict.fail_class if verdict else "unknown"
-        reason = verdict.reason if verdict else "the seat failed"
-        return Failure(fail_class, f"{seat} {reason}\n{result.text}", snapshot=found.snapshot())
+        reason = verdict.reason if verdict else "failed"
+        # The built-in reasons name the seat already ("fixer exited with code 1"); a rule's may not.
+        said = reason if reason.split(" ", 1)[0] == seat else f"{seat}: {reason}"
+        return Failure(fail_class, f"{said}\n{result.text}", snapshot=found.snapshot(), seat=seat)
 
     def probe(self, seat: str) -> bool | Failure:
         """Probe the seat's binding as the seat would run: its environment, its agent home.
@@ -168,7 +170,10 @@ class RunSteps(RunContext):
             return GateOutcome(False, False, None, problem.message, self.gate_name, unavailable=problem.message)
         judge = self.judge(mode, attempt)
         if not preflight:
-            self.step("gate", attempt=attempt)
+            # The display counts the gate's own runs (1 after the implementer, 2 after the
+            # first fixer ...): "gate attempt 1" after a fixer read as if the first gate never ran.
+            self.gate_runs += 1
+            self.step("gate", seat="", attempt=self.gate_runs)
         self.workspace.handed_over()
         # The gate runs the code the seat wrote: what that code does to the person's
         # repository is checked and undone as a seat's would be. A gate configured to

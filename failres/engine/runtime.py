@@ -87,6 +87,8 @@ class TaskOutcome:
     commit: str | None = None
     skipped: bool = False
     decision: str | None = None  # the decision a quarantine raised, if any
+    advice: tuple[str, ...] = ()  # a stop-loss stop: what would change the outcome of the next run
+    seat: str | None = None  # the seat whose failure it was, where a seat failed
 
 
 @dataclass(frozen=True)

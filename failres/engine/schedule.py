@@ -49,6 +49,7 @@ def run_plan(engine: Engine, plan: Plan, *, task_ids: Sequence[str] = (), patch:
             if left is not None:
                 stop_lost_seat(left)  # a run that died left its seat: stop it before anything else
         waiting = waiting_reasons(engine.store, plan.slug, tasks)
+        record_planned(engine.store, plan, [t for t in plan.tasks if t not in tasks or t.id in waiting])
         runs = [(task, lock) for task, (lock, _) in zip(tasks, locks, strict=True)]
         if jobs == 1 or len(runs) == 1:
             return [_outcome(engine, plan, task, lock, patch, force, waiting) for task, lock in runs]
@@ -112,6 +113,22 @@ def waiting_reasons(store: Store, slug: str, tasks: Sequence[Task]) -> dict[str,
             reasons[task.id] = (f"waits for {', '.join(pending)} to land; run the plan again once "
                                 f"{'it has' if len(pending) == 1 else 'they have'}")
     return reasons
+
+
+def record_planned(store: Store, plan: Plan, tasks: Sequence[Task]) -> None:
+    """A `task-planned` event for each of `tasks` the journal has never seen: the plan's
+    tasks this run leaves pending (waiting on `after`, or not selected) are on `status` too."""
+    from failres.journal import event_put, make_event
+    from lessons.records import change_of
+
+    journal = read_journal(store, plan.slug)
+    known = {str(e.get("task")) for e in journal.events}
+    fresh = [make_event("task-planned", plan.slug, task.id, title=task.title, after=list(task.after),
+                        plan=str(plan.path) if plan.path else None)
+             for task in tasks if task.id not in known]
+    if fresh:
+        store.commit(change_of([event_put(e) for e in fresh]),
+                     f"failres: task-planned {plan.slug} ({', '.join(e['task'] for e in fresh)})")
 
 
 def take_locks(git_dir: Path, slug: str, task_ids: Sequence[str]) -> list[tuple[TaskLock, object]]:

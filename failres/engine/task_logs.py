@@ -53,7 +53,8 @@ def render_run(run: Path, attempt: int | None) -> str:
         if seat.get("constrained"):
             title += ", constrained"
         if seat:
-            status = "timed out" if seat.get("timedOut") else f"exit {seat.get('exitCode')}"
+            status = ("timed out" if seat.get("timedOut") else f"stopped ({seat['stopped']})" if seat.get("stopped")
+                      else f"exit {seat.get('exitCode')}")
             title += f" — {status} in {seat.get('durationMs', 0) / 1000:.1f}s"
         out.append("=" * 72 + f"\n{title}\n")
         for heading, name in (("prompt", "prompt.md"), ("seat output", "seat.log"), ("gate output", "gate.log")):

@@ -15,7 +15,6 @@ where the integration branch is:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,8 +31,6 @@ from failres.landing.outcome_labels import StampResult, landing_summary, stamp_t
 from failres.landing.trailers import TASK_TRAILER_KEY
 from lessons.redact import redact
 from lessons.store import Store, store_signature
-
-_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
 
 @dataclass(frozen=True)
@@ -70,10 +67,10 @@ def _resolve(repo: pygit2.Repository, ref: str) -> pygit2.Commit | None:
 
 def land_task(top: Path, repo: pygit2.Repository, config: Config, store: Store, slug: str, task: str) -> LandResult:
     """Merge failres/<slug>/<task> into the integration branch with a merge commit, then stamp the task."""
+    from failres.plan import require_id
+
     for name, value in (("slug", slug), ("task", task)):
-        if not _ID.match(value):
-            msg = f"{value!r} is not a valid {name} (a-z or 0-9 first, then a-z, 0-9, '.', '_' and '-')"
-            raise UsageError(msg)
+        require_id(value, name)
     events = read_journal(store, slug).for_task(task)
     if not events:
         msg = f"no run of {slug}/{task} is recorded"

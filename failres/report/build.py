@@ -10,10 +10,12 @@ and `gate-result` event carries its `durationMs`.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 
-from failres.engine.state import STATES, task_state
+from failres.engine.state import STOP_CLASS
+from failres.engine.tally import resolution_of, runs_of, summary_line, tally_task, totals
+from failres.report.trends import quarantines_by_day, recurring_signatures, task_commands, task_commits
 
 Event = Mapping[str, object]
 
@@ -41,11 +43,6 @@ def _median(values: Sequence[float]) -> float | None:
     ordered = sorted(values)
     mid = len(ordered) // 2
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-
-
-def _seconds(event: Event) -> float:
-    value = event.get("durationMs")
-    return float(value) / 1000 if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
 def package_of_paths(paths: Sequence[str]) -> str:
@@ -116,60 +113,37 @@ def time_to_land(tasks: Mapping[tuple[str, str], Sequence[Event]]) -> dict:
     return {"tasks": len(spans), "medianSeconds": _median(spans), "maxSeconds": max(spans) if spans else None}
 
 
-def runs_of(events: Sequence[Event]) -> list[dict]:
-    """Each run of one task (from a `task-started` or a stop-loss refusal) with what it cost
-    and how it ended: a failure class, "committed", or "running" for one not finished."""
-    runs: list[dict] = []
-    current: dict | None = None
-    for event in events:
-        kind = event.get("type")
-        if kind in ("task-started", "stop-loss") and (current is None or current["outcome"] != "running"
-                                                      or kind == "task-started"):
-            current = {"outcome": "running", "dispatches": 0, "agentSeconds": 0.0, "gateSeconds": 0.0}
-            runs.append(current)
-        if current is None:
-            continue
-        if kind == "seat-dispatched":
-            current["dispatches"] += 1
-        elif kind == "seat-finished":
-            current["agentSeconds"] += _seconds(event)
-        elif kind == "gate-result":
-            current["gateSeconds"] += _seconds(event)
-        elif kind == "quarantined":
-            current["outcome"] = str(event.get("failClass") or "unknown")
-        elif kind == "task-committed":
-            current["outcome"] = "committed"
-    return runs
-
-
-def task_rows(tasks: Mapping[tuple[str, str], Sequence[Event]]) -> list[dict]:
-    """One row per task: state, runs, dispatches, agent and gate time."""
+def task_rows(tasks: Mapping[tuple[str, str], Sequence[Event]], live: Collection[tuple[str, str]] = ()) -> list[dict]:
+    """One row per task, counted as `status` counts it (`engine.tally`)."""
     rows = []
     for (slug, task), events in sorted(tasks.items()):
-        runs = runs_of(events)
-        quarantined = [e for e in events if e.get("type") == "quarantined"]
+        counted = tally_task(events, live=(slug, task) in live)
         rows.append({
-            "slug": slug, "task": task, "state": task_state(events),
+            "slug": slug, "task": task, "state": counted.state,
             "attempts": sum(1 for e in events if e.get("type") == "task-started"),
-            "dispatches": sum(r["dispatches"] for r in runs),
-            "agentSeconds": round(sum(r["agentSeconds"] for r in runs), 3),
-            "gateSeconds": round(sum(r["gateSeconds"] for r in runs), 3),
-            "quarantines": len(quarantined),
-            "lastFailClass": str(quarantined[-1].get("failClass")) if quarantined else None,
+            "runs": counted.runs, "dispatches": counted.dispatches,
+            "agentSeconds": counted.agent_seconds, "gateSeconds": counted.gate_seconds,
+            "quarantines": counted.quarantines, "stops": counted.stops,
+            "lastFailClass": counted.last_fail_class,
         })
+    commits = task_commits([e for evs in tasks.values() for e in evs])
+    for row in rows:
+        row["commit"] = commits.get((row["slug"], row["task"]))
+        row["commands"] = task_commands(row["slug"], row["task"], row["commit"])
     return rows
 
 
-def cost(tasks: Mapping[tuple[str, str], Sequence[Event]], saved: int) -> dict:
-    """What the runs cost, by how they ended (a failure class, or "committed")."""
+def cost(tasks: Mapping[tuple[str, str], Sequence[Event]], saved: int,
+         live: Collection[tuple[str, str]] = ()) -> dict:
+    """What the runs cost, by how they ended (a failure class, "committed", "interrupted", "running")."""
     by_outcome: dict[str, dict] = {}
-    for events in tasks.values():
-        for run in runs_of(events):
+    for key, events in tasks.items():
+        for run in runs_of(events, live=key in live):
             entry = by_outcome.setdefault(run["outcome"], {"name": run["outcome"], "runs": 0, "dispatches": 0,
                                                            "agentSeconds": 0.0, "gateSeconds": 0.0})
             entry["runs"] += 1
-            for key in ("dispatches", "agentSeconds", "gateSeconds"):
-                entry[key] += run[key]
+            for name in ("dispatches", "agentSeconds", "gateSeconds"):
+                entry[name] += run[name]
     rows = sorted(by_outcome.values(), key=lambda r: (-r["dispatches"], -r["agentSeconds"], r["name"]))
     for row in rows:
         row["agentSeconds"] = round(row["agentSeconds"], 3)
@@ -188,12 +162,17 @@ def _first_line(text: object) -> str:
     return lines[0] if lines else ""
 
 
-def lesson_rows(lessons: Sequence[Mapping]) -> dict:
-    """Unresolved lessons (oldest first: the longest waiting) and resolved ones (newest first)."""
+def lesson_rows(lessons: Sequence[Mapping], commits: Mapping[tuple[str, str], str] | None = None) -> dict:
+    """Unresolved lessons (oldest first: the longest waiting) and resolved ones (newest first),
+    each with its task's commit and the commands that show the lesson, its logs and the commit."""
     def row(lesson: Mapping) -> dict:
+        slug, task = str(lesson.get("slug")), str(lesson.get("task"))
+        commit = (commits or {}).get((slug, task))
         out = {"id": lesson.get("id"), "slug": lesson.get("slug"), "task": lesson.get("task"),
                "failClass": lesson.get("failClass"), "message": _first_line(lesson.get("message")),
-               "ts": lesson.get("ts")}
+               "ts": lesson.get("ts"), "commit": commit,
+               "commands": {"lesson": f"git failres lessons show {lesson.get('id')}",
+                            **task_commands(slug, task, commit)}}
         if lesson.get("resolved_by"):
             out["resolvedBy"] = list(lesson.get("resolved_by") or [])
             out["resolvedAt"] = lesson.get("resolved_at")
@@ -224,41 +203,54 @@ def _task_packages(tasks: Mapping[tuple[str, str], Sequence[Event]]) -> dict[tup
 
 
 def build_report(events: Sequence[Event], lessons: Sequence[Mapping], decisions: Sequence[Mapping], *,
-                 repository: str = "", branch: str = "") -> dict:
+                 repository: str = "", branch: str = "", live: Collection[tuple[str, str]] = ()) -> dict:
+    """The report; `live` names the tasks a live process runs now (any other `running` one died)."""
     tasks: dict[tuple[str, str], list[Event]] = {}
     for event in events:
         tasks.setdefault((str(event.get("slug")), str(event.get("task"))), []).append(event)
-    states = Counter(task_state(evs) for evs in tasks.values())
-    by_class = Counter(str(lesson.get("failClass")) for lesson in lessons)
+    tallies = {key: tally_task(evs, live=key in live) for key, evs in tasks.items()}
+    counted = totals(list(tallies.values()), lessons)
+    # Quarantines are the journal's (a stop is counted as a stop): the same count `status` shows.
+    quarantined = [e for e in events if e.get("type") == "quarantined" and e.get("failClass") != STOP_CLASS]
+    by_class = Counter(str(e.get("failClass")) for e in quarantined)
     packages = _task_packages(tasks)
-    by_package = Counter(packages.get((str(lesson.get("slug")), str(lesson.get("task"))))
-                         or package_of_paths([str(lesson.get("package") or "")]) or "(none)" for lesson in lessons)
-    resolved = [lesson for lesson in lessons if lesson.get("resolved_by")]
+    lesson_packages = {str(lesson.get("id")): package_of_paths([str(lesson.get("package") or "")]) for lesson in lessons}
+    by_package = Counter(packages.get((str(e.get("slug")), str(e.get("task"))))
+                         or lesson_packages.get(str(e.get("lesson"))) or "(none)" for e in quarantined)
+    resolved = [lesson for lesson in lessons if resolution_of(lesson) is not None]
     resolutions: Counter = Counter()
     for lesson in resolved:
-        for reason in lesson.get("resolved_by") or ():
-            resolutions[str(reason)] += 1
+        for reason in dict.fromkeys(str(r) for r in lesson.get("resolved_by") or ()):
+            resolutions[reason] += 1
     open_decisions = [d for d in decisions if d.get("status") == "open"]
     stop = stop_loss_savings(tasks)
     return {
         "header": {"repository": repository, "branch": branch, "period": period_of(events)},
+        "summary": summary_line(counted),
+        "totals": {"tasks": counted.tasks, "runs": counted.runs, "quarantines": counted.quarantines,
+                   "stops": counted.stops, "lessons": counted.lessons, "resolvedLessons": counted.resolved,
+                   "unresolvedLessons": counted.unresolved},
         "tasks": {
-            "total": len(tasks),
-            "byState": [{"name": s, "count": states.get(s, 0)} for s in STATES],
-            "table": task_rows(tasks),
+            "total": counted.tasks,
+            "byState": [{"name": name, "count": count} for name, count in counted.by_state],
+            "table": task_rows(tasks, live),
         },
         "quarantines": {
-            "total": len(lessons),
+            "total": counted.quarantines,
+            "stops": counted.stops,
             "byFailClass": _counted(by_class),
             "byPackage": _counted(by_package),
+            "byDay": quarantines_by_day(events),
         },
+        "recurring": recurring_signatures(events, lessons),
         "resolutions": {
-            "resolvedLessons": len(resolved),
-            "unresolvedLessons": len(lessons) - len(resolved),
+            "resolvedLessons": counted.resolved,
+            "unresolvedLessons": counted.unresolved,
             "byReason": _counted(resolutions),
+            "byResolution": _counted(Counter(resolution_of(lesson) for lesson in resolved)),
         },
-        "lessons": lesson_rows(lessons),
-        "cost": cost(tasks, stop["dispatchesNotMade"]),
+        "lessons": lesson_rows(lessons, task_commits(events)),
+        "cost": cost(tasks, stop["dispatchesNotMade"], live),
         "repair": repair_outcomes(tasks),
         "stopLoss": stop,
         "timeToLand": time_to_land(tasks),
@@ -283,8 +275,21 @@ def load_report(store, *, repository: str = "", branch: str = "") -> tuple[dict,
         problems.extend(journal.problems)
     lessons, lesson_problems = read_lessons(store)
     decisions, decision_problems = read_decisions(store)
-    report = build_report(events, lessons, decisions, repository=repository, branch=branch)
+    report = build_report(events, lessons, decisions, repository=repository, branch=branch,
+                          live=live_tasks(store, events))
     from failres.report.learned_rules import learned_rule_rows
 
     report["learnedRules"] = learned_rule_rows(store)
     return report, problems + lesson_problems + decision_problems
+
+
+def live_tasks(store, events: Sequence[Event]) -> set[tuple[str, str]]:
+    """The tasks the journal calls running that a live process holds now (asked of their locks)."""
+    from failres.containment.locks import live_holder
+    from failres.engine.state import task_state
+
+    tasks: dict[tuple[str, str], list[Event]] = {}
+    for event in events:
+        tasks.setdefault((str(event.get("slug")), str(event.get("task"))), []).append(event)
+    return {key for key, evs in tasks.items()
+            if task_state(evs) == "running" and live_holder(store.common_dir, *key) is not None}

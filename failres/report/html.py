@@ -27,7 +27,7 @@ STOP_CLASSES = frozenset({"repeated-failure-stop"})
 
 STYLE = """
 :root{--good:#2e7d32;--done:#66a84f;--active:#1e6fd9;--idle:#8a94a6;--warn:#b7791f;--bad:#e0702a;--halt:#c62828;
---ink:#1d2330;--muted:#5b6475;--line:#dde2ea;--card:#fbfcfe}
+--ink:#1d2330;--muted:#5b6475;--line:#dde2ea;--card:#fbfcfe;--track:#eef1f6}
 *{box-sizing:border-box}
 body{font:15px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1040px;color:var(--ink);
 padding:1.2rem}
@@ -41,7 +41,7 @@ padding:0;list-style:none;color:var(--muted)}.meta b{color:var(--ink);font-weigh
 .bars{display:grid;grid-template-columns:minmax(0,max-content) minmax(0,1fr) max-content;gap:.35rem .6rem;
 align-items:center}
 .bars .label{overflow-wrap:anywhere;font-size:.9rem}.bars .count{font-variant-numeric:tabular-nums;font-size:.9rem}
-.track{background:#eef1f6;border-radius:3px;height:1rem;min-width:2rem}
+.track{background:var(--track);border-radius:3px;height:1rem;min-width:2rem}
 .bar{display:block;height:100%;border-radius:3px;min-width:3px}
 .tone-good{background:var(--good)}.tone-done{background:var(--done)}.tone-active{background:var(--active)}
 .tone-idle{background:var(--idle)}.tone-warn{background:var(--warn)}.tone-bad{background:var(--bad)}
@@ -51,6 +51,25 @@ table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid #e4e8ef;
 vertical-align:top}td{overflow-wrap:break-word}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 code{font:.85rem ui-monospace,SFMono-Regular,Menlo,monospace;white-space:nowrap}.nowrap{white-space:nowrap}
 section{margin-bottom:.8rem}
+.cmd{display:block;font:.8rem ui-monospace,SFMono-Regular,Menlo,monospace;color:var(--muted);overflow-wrap:anywhere;
+white-space:normal}
+.day{display:flex;height:1rem;border-radius:3px;overflow:hidden;background:var(--track)}
+.day .bar{border-radius:0}
+@media (prefers-color-scheme:dark){
+ :root{--ink:#e6e9ef;--muted:#a3acbd;--line:#343b49;--card:#1b2029;--track:#2a303c;--idle:#6f7a8e}
+ body{background:#12151b}
+ .track{background:var(--track)}
+ th,td{border-bottom-color:var(--line)}
+}
+@media print{
+ :root{--ink:#000;--muted:#333;--line:#999;--card:#fff}
+ body{background:#fff;max-width:none;padding:0;font-size:11pt}
+ .card{break-inside:avoid;border-color:#999}
+ .grid{display:block}.grid .card{margin-bottom:.5rem}
+ .bar,.badge{print-color-adjust:exact;-webkit-print-color-adjust:exact}
+ .badge{color:#000;border:1px solid #555}
+ a{color:inherit;text-decoration:none}
+}
 @media (max-width:640px){
  body{padding:.7rem}
  table.rows thead{display:none}
@@ -135,6 +154,36 @@ def _when(ts: object) -> str:
     return f'<span class="nowrap">{escape(str(ts or "")[:16].replace("T", " "))}</span>'
 
 
+def _commands(row: Mapping) -> str:
+    """The commands that show a task's (or a lesson's) logs, record and commit, to copy."""
+    commands = row.get("commands") or {}
+    shown = [commands.get(k) for k in ("lesson", "logs", "show") if commands.get(k)]
+    return "".join(f'<code class="cmd">{escape(c)}</code>' for c in shown)
+
+
+def _days(report: Mapping) -> str:
+    """Quarantines per day, each day one bar split by failure class."""
+    days = report["quarantines"].get("byDay") or []
+    if not days:
+        return ('<section class="card chart" id="chart-days"><h2>Quarantines by day</h2>'
+                '<p class="note">nothing yet</p></section>')
+    top = max(d["total"] for d in days)
+    classes = sorted({c["name"] for d in days for c in d["byFailClass"]})
+    shades = {name: f"hsl({(20 + 47 * i) % 360} 65% 50%)" for i, name in enumerate(classes)}
+    parts = []
+    for day in days:
+        segments = "".join(
+            f'<span class="bar" style="width:{100.0 * c["count"] / top:.1f}%;background:{shades[c["name"]]}" '
+            f'title="{escape(c["name"])}: {c["count"]}"></span>' for c in day["byFailClass"])
+        parts.append(f'<span class="label">{escape(day["day"])}</span><span class="day">{segments}</span>'
+                     f'<span class="count">{day["total"]}</span>')
+    legend = " ".join(f'<span class="nowrap"><span class="badge" style="background:{shades[n]}">{escape(n)}</span>'
+                      f'</span>' for n in classes)
+    return (f'<section class="card chart" id="chart-days" role="img" aria-label="Quarantines by day and class">'
+            f'<h2>Quarantines by day and class</h2><div class="bars">{"".join(parts)}</div>'
+            f'<p class="note">{legend}</p></section>')
+
+
 def _header(report: Mapping, generated_at: str, title: str) -> list[str]:
     header = report.get("header") or {}
     period = header.get("period") or {}
@@ -144,8 +193,7 @@ def _header(report: Mapping, generated_at: str, title: str) -> list[str]:
              ("branch", escape(str(header.get("branch") or "—"))),
              ("period", span), ("generated", escape(generated_at))]
     meta = "".join(f"<li>{name} <b>{value}</b></li>" for name, value in items)
-    totals = (f'{report["tasks"]["total"]} tasks, {report["quarantines"]["total"]} quarantines, '
-              f'{report["resolutions"]["resolvedLessons"]} resolved')
+    totals = report["summary"]
     return [f"<header><h1>{escape(title)}</h1><p class=\"sub\">{escape(totals)}</p>"
             f'<ul class="meta">{meta}</ul></header>']
 
@@ -170,10 +218,12 @@ def _charts(report: Mapping) -> list[str]:
                     "active" if name == "running" else _tone_of_class(name))
     return [
         '<div class="grid charts">',
+        _days(report),
         bar_chart("Tasks by state", report["tasks"]["byState"], "chart-states", lambda n: TONE_OF_STATE.get(n, "idle")),
         bar_chart("Quarantines by failure class", report["quarantines"]["byFailClass"], "chart-classes",
                   _tone_of_class),
-        bar_chart("What resolved them", report["resolutions"]["byReason"], "chart-resolutions",
+        bar_chart(f"What resolved them ({report['resolutions']['resolvedLessons']} lessons)",
+                  report["resolutions"]["byResolution"], "chart-resolutions",
                   lambda n: "good" if n != "unknown" else "idle"),
         bar_chart("Quarantines by package", report["quarantines"]["byPackage"], "chart-packages", lambda n: "cost"),
         bar_chart("Dispatches by how the run ended", report["cost"]["byOutcome"], "chart-cost-dispatches",
@@ -186,23 +236,34 @@ def _charts(report: Mapping) -> list[str]:
 
 def _tables(report: Mapping) -> list[str]:
     tasks = [(_task(r), _badge(r["state"], TONE_OF_STATE.get(r["state"], "idle")),
-              str(r["attempts"]), str(r["dispatches"]), escape(duration(r["agentSeconds"])),
-              escape(duration(r["gateSeconds"])), escape(str(r["lastFailClass"] or "")))
+              str(r["runs"]), str(r["dispatches"]), escape(duration(r["agentSeconds"])),
+              escape(duration(r["gateSeconds"])), escape(str(r["lastFailClass"] or "")), _commands(r))
              for r in report["tasks"]["table"]]
     lessons = report["lessons"]
     unresolved = [(_short(l["id"]), _task(l),
-                   _badge(str(l["failClass"]), _tone_of_class(str(l["failClass"]))), escape(str(l["message"])),
-                   _when(l["ts"])) for l in lessons["unresolved"]]
+                   _badge(str(l["failClass"]), _tone_of_class(str(l["failClass"]))),
+                   escape(str(l["message"])) + _commands(l), _when(l["ts"])) for l in lessons["unresolved"]]
     resolved = [(_short(l["id"]), _task(l), escape(str(l["failClass"])),
-                 ", ".join(_badge(str(r), "good") for r in l.get("resolvedBy") or []), escape(str(l["message"])))
+                 ", ".join(_badge(str(r), "good") for r in l.get("resolvedBy") or []),
+                 escape(str(l["message"])) + _commands(l))
                 for l in lessons["resolved"]]
+    recurring = [(str(r["count"]), _when(r["firstSeen"]), _when(r["lastSeen"]),
+                  _badge("open", "bad") if r["open"] else _badge("resolved", "good"),
+                  escape(", ".join(r["tasks"])), escape(str(r["signature"])))
+                 for r in report.get("recurring") or []]
     decisions = [(_short(d["id"], 12), _task(d),
                   escape(", ".join(map(str, d["files"])))) for d in report["openDecisions"]]
     return [
         '<section class="card"><h2>Tasks</h2>',
         _table("table-tasks", [("task", False), ("state", False), ("runs", True), ("dispatches", True),
-                               ("agent time", True), ("gate time", True), ("last failure", False)], tasks,
+                               ("agent time", True), ("gate time", True), ("last failure", False),
+                               ("logs and commit", False)], tasks,
                "no task has run yet"),
+        "</section>",
+        f'<section class="card"><h2>Recurring failures, worth acting on ({len(recurring)})</h2>',
+        _table("table-recurring", [("count", True), ("first seen", False), ("last seen", False), ("", False),
+                                   ("tasks", False), ("signature", False)], recurring,
+               "none: no failure has come back"),
         "</section>",
         f'<section class="card"><h2>Unresolved lessons ({len(unresolved)})</h2>',
         _table("table-unresolved", [("lesson", False), ("task", False), ("class", False), ("message", False),
@@ -218,7 +279,17 @@ def _tables(report: Mapping) -> list[str]:
     ]
 
 
-def render_html(report: Mapping, *, generated_at: str = "", title: str = "failres report") -> str:
+def page_title(report: Mapping) -> str:
+    """The repository in the title: a tab, a bookmark or a print names which project it is."""
+    header = report.get("header") or {}
+    repository = str(header.get("repository") or "").rstrip("/")
+    name = repository.rsplit("/", 1)[-1] if repository else ""
+    branch = str(header.get("branch") or "")
+    return "failres report" + (f" — {name}" if name else "") + (f" ({branch})" if name and branch else "")
+
+
+def render_html(report: Mapping, *, generated_at: str = "", title: str | None = None) -> str:
+    title = title or page_title(report)
     from failres.report.learned_rules import html_section
 
     body = [*_header(report, generated_at, title), *_kpis(report), *_charts(report), *_tables(report),
