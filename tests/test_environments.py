@@ -89,6 +89,16 @@ def test_a_gate_whose_program_is_missing_dispatches_no_seat(project: Project, cl
     assert event["failClass"] == "gate-unavailable" and '"no-such-checker" was not found' in event["message"]
 
 
+def test_a_python_m_gate_whose_interpreter_lacks_the_module_dispatches_no_seat(project: Project, cli):
+    # The gate `init` guesses, `python3 -m pytest`, on a machine whose python3 has no pytest:
+    # Python says "No module named pytest" itself, before any test could be judged.
+    project.configure(implementer=[FIX], extra=gate_section([sys.executable, "-m", "no_such_runner_module", "-q"]))
+    assert cli(project.top, "run", str(plan_with_gate(project)), "--quiet").code == 1
+    assert project.calls("impl") == 0
+    event = quarantined(project)
+    assert event["failClass"] == "gate-unavailable" and "no module 'no_such_runner_module'" in event["message"]
+
+
 def test_an_ordinary_gate_that_exits_2_is_red_not_unavailable(project: Project, cli):
     # `make` and many checkers exit 2 for "failed": only pytest's 2 means "did not run".
     gate = [sys.executable, "-c", "import sys; sys.path.insert(0, 'src'); from calc import add; "

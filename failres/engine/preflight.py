@@ -18,7 +18,9 @@ The rule (`judge_at_head`, pure) for "cannot run", in order:
    (its command names `pytest` or `-m pytest`) or its output carries pytest's own words
    for them ("errors during collection", "no tests ran", "ERROR: usage:");
 3. a module that cannot be imported (`ModuleNotFoundError`, `ImportError: cannot import
-   name`) — the output says which.
+   name`) — the output says which — or the module a `python -m MODULE` gate runs is not
+   installed in that interpreter (Python's own "python3: No module named pytest": a gate
+   guessed as `python3 -m pytest` on a machine whose python3 has no pytest).
 
 Each of those is the *task's* job, not the environment's, when what it names lies in the
 task's files: a gate that runs `tests/test_new.py`, which the task is to write, fails to
@@ -49,6 +51,8 @@ _PYTEST_WORDS = re.compile(
 _NOT_FOUND_PATH = re.compile(r"^ERROR: (?:file or directory not found|not found): (\S+)", re.MULTILINE)
 _NO_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '([\w.]+)'")
 _CANNOT_IMPORT = re.compile(r"ImportError: cannot import name '(\w+)' from '([\w.]+)'")
+# What Python itself prints when `python -m MODULE` names a module it does not have.
+_NO_RUNNER = re.compile(r"^\S*python[\d.]*: No module named ([\w.]+)", re.MULTILINE)
 _SHELL_NOT_FOUND = re.compile(r"(?:^|: )(\S+?): (?:command )?not found", re.MULTILINE)
 
 
@@ -110,6 +114,13 @@ def judge_at_head(run: HeadRun, allow: Sequence[str], *, in_scope) -> HeadVerdic
                                         "not executable (exit 126)",
                            f'make it executable (chmod +x), or run it through its interpreter (["bash", "{program}", '
                            f'...]) in {config}')
+    runner = _NO_RUNNER.search(run.output)
+    if runner is not None and not _modules_in_scope((runner.group(1),), in_scope):
+        name = runner.group(1)
+        return HeadVerdict(UNAVAILABLE, f"gate {run.gate} cannot run at the integration head: the interpreter it "
+                                        f"starts has no module {name!r} to run (exit {run.exit_code})",
+                           f"install {name.split('.', 1)[0]} into that interpreter, or name one that has it "
+                           f"(a virtualenv's bin/python) in {config}")
     pytest = is_pytest_gate(run.argv) or bool(_PYTEST_WORDS.search(run.output))
     modules = _unimportable(run.output)
     if modules and not _modules_in_scope(modules, in_scope):
