@@ -276,7 +276,7 @@ def _push(top: Path, remote: str, ref: str, tip: str | None, expected: str | Non
         return _Push(True, "", 0, ())
     # No --quiet: with it, git leaves accepted refs out of the porcelain report.
     done = _git(top, "push", "--porcelain", *lease, remote, *specs)
-    statuses = _push_statuses(done.stdout.decode("utf-8", "replace"))
+    statuses = push_statuses(done.stdout.decode("utf-8", "replace"))
     if not statuses and done.returncode != 0:
         msg = f"git push {remote} failed: {first_error_line(done.stderr)}"
         raise GitError(msg, hint="check the remote with `git remote -v`; the local store is intact")
@@ -288,7 +288,7 @@ def _push(top: Path, remote: str, ref: str, tip: str | None, expected: str | Non
     return _Push(store_ok, reason, len(pushed), rejected)
 
 
-def _push_statuses(porcelain: str) -> dict[str, tuple[bool, str]]:
+def push_statuses(porcelain: str) -> dict[str, tuple[bool, str]]:
     """remote ref -> (accepted, git's summary) from `git push --porcelain` output."""
     out: dict[str, tuple[bool, str]] = {}
     for line in porcelain.splitlines():

@@ -111,10 +111,14 @@ def test_an_ordinary_gate_that_exits_2_is_red_not_unavailable(project: Project, 
 
 def test_a_pytest_gate_on_a_test_file_the_task_writes_is_the_tasks_job(project: Project, cli):
     gate = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_new.py"]
-    write = {"write": {"tests/test_new.py": "def test_it():\n    assert True\n"}}
-    project.configure(implementer=[write], extra=gate_section(gate))
+    # The test the task writes: it exercises the project's code, and is green once it exists.
+    new_test = "import sys\nsys.path.insert(0, 'src')\nfrom calc import add\n\n\ndef test_add_of_zeros():\n" \
+               "    assert add(0, 0) == 0\n"
+    project.configure(implementer=[{"write": {"tests/test_new.py": new_test}}], extra=gate_section(gate))
     assert cli(project.top, "run", str(plan_with_gate(project, ["tests/test_new.py"])), "--quiet").code == 0
     assert project.calls("impl") == 1
+    head = [e for e in project.events() if e["type"] == "gate-result" and e.get("preflight")]
+    assert [e["verdict"] for e in head] == ["red"]  # missing at the head is the task's job, not "unavailable"
 
 
 def test_a_failing_setup_dispatches_no_seat_and_says_what_to_do(project: Project, cli):

@@ -26,6 +26,7 @@ import pygit2
 from failres.errors import GitError
 from failres.gitops.git import FALLBACK_EMAIL, FALLBACK_NAME, first_error_line, try_git
 from failres.remote.claims import CLAIMS_PREFIX, Claim, claim_ref, parse_claim
+from failres.sync import push_statuses
 
 _FETCH_TURNS = threading.Lock()
 
@@ -40,17 +41,6 @@ class PushResult:
 
     accepted: bool
     reason: str = ""
-
-
-def push_statuses(porcelain: str) -> dict[str, tuple[bool, str]]:
-    """remote ref -> (accepted, git's summary) from `git push --porcelain` output."""
-    out: dict[str, tuple[bool, str]] = {}
-    for line in porcelain.splitlines():
-        parts = line.split("\t")
-        if len(parts) < 3 or len(parts[0]) != 1:
-            continue
-        out[parts[1].rsplit(":", 1)[-1]] = (parts[0] != "!", parts[2].strip())
-    return out
 
 
 @contextmanager

@@ -178,20 +178,27 @@ _PREFIXES = frozenset(("sudo", "env", "time", "nohup", "exec", "command", "nice"
 _STAGE = frozenset(("cd", "pushd", "popd", "export", "unset", "set", "source", ".", "true"))
 
 
-def command_family(command: str) -> str:
-    """What a command line does, in a word or two: `mix phx.server 2>&1 | head -80` is
-    `mix phx.server`, `cd web && npm install x` is `npm install`, `rm -rf dist` is `rm`.
-    "" when it cannot be read. Two refusals of one family are the same thing refused."""
+def _doing_commands(command: str, strip: re.Pattern | None = None):
+    """Each simple command of `command` that does something, its words less the prefixes
+    that only run it (`sudo`, `env`, `X=1`): `cd`, `export` and the like only set the stage.
+    `strip` is removed from the text before it is split (redirections, for a refusal)."""
     texts = unwrap_shell(command)
-    words = shell_words(texts[0]) if texts else None
-    items = shell_items(words) if words is not None else None
-    for kind, simple in items or []:
+    text = (strip.sub("", texts[0]) if strip is not None else texts[0]) if texts else None
+    words = shell_words(text) if text is not None else None
+    for kind, simple in shell_items(words) if words is not None else []:
         if kind != "command":
             continue
         while simple and (simple[0] in _PREFIXES or ASSIGNMENT.match(simple[0])):
             simple = simple[1:]
-        if not simple or simple[0] in _STAGE:
-            continue
+        if simple and simple[0] not in _STAGE:
+            yield simple
+
+
+def command_family(command: str) -> str:
+    """What a command line does, in a word or two: `mix phx.server 2>&1 | head -80` is
+    `mix phx.server`, `cd web && npm install x` is `npm install`, `rm -rf dist` is `rm`.
+    "" when it cannot be read. Two refusals of one family are the same thing refused."""
+    for simple in _doing_commands(command):
         program = simple[0].rsplit("/", 1)[-1]
         rest = simple[1:]
         if program in ("python", "python3") and rest[:1] == ["-m"] and len(rest) > 1:
@@ -213,16 +220,7 @@ def refused_command(command: str) -> str:
     output: `rm -rf build/` stays `rm -rf build/`, `mix phx.server 2>&1 | head -80` is
     `mix phx.server`, `cd web && npm install x` is `npm install x`. A rule drawn from a
     refusal names exactly this, never only its program. "" when it cannot be read."""
-    texts = unwrap_shell(command)
-    words = shell_words(_REDIRECTIONS.sub("", texts[0])) if texts else None
-    items = shell_items(words) if words is not None else None
-    for kind, simple in items or []:
-        if kind != "command":
-            continue
-        while simple and (simple[0] in _PREFIXES or ASSIGNMENT.match(simple[0])):
-            simple = simple[1:]
-        if not simple or simple[0] in _STAGE:
-            continue
+    for simple in _doing_commands(command, strip=_REDIRECTIONS):
         kept = [w for w in simple if not _REDIRECTION.match(w) and w not in ("/dev/null",)]
         text = " ".join(kept)
         return text if len(text) <= REFUSED_COMMAND_LIMIT else text[: REFUSED_COMMAND_LIMIT - 1] + "…"
