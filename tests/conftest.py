@@ -95,6 +95,24 @@ def repo(plain_repo: Path) -> Path:
     return plain_repo
 
 
+@pytest.fixture(params=["off", "required"], ids=["world-off", "world-on"])
+def seat_world(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """A hostile seat meets the tamper check, the second wall, twice: alone, with the seat
+    world off (`[sandbox] mode = "off"`), and behind the world where this machine gives one
+    (`mode = "required"`: a world that cannot start fails the test rather than quietly
+    running without one). Inside the world many attacks cannot even reach the person's
+    files; the test asserts the same guarantee all the same. True where the world is on."""
+    from failres.sandbox.probe import machine_sandbox
+    from project import Project
+
+    if request.param == "required":
+        found = machine_sandbox()
+        if not found.available:
+            pytest.skip(f"no seat world on this machine: {found.why}")
+    monkeypatch.setattr(Project, "sandbox_mode", request.param)
+    return request.param == "required"
+
+
 @dataclass
 class CliResult:
     code: int

@@ -81,7 +81,9 @@ class Project:
         if fixer is not None:
             lines.append('fixer = "fix"')
         lines += ["[probe]", "attempts = 2", 'backoff = "10ms"']
-        if self.sandbox_mode:
+        if self.sandbox_mode and "[sandbox]\n" in extra:
+            extra = extra.replace("[sandbox]\n", f'[sandbox]\nmode = "{self.sandbox_mode}"\n', 1)
+        elif self.sandbox_mode:
             lines += ["[sandbox]", f'mode = "{self.sandbox_mode}"']
         (self.top / ".failres.toml").write_text("\n".join(lines) + "\n" + extra)
         try:

@@ -21,14 +21,11 @@ import pytest
 from conftest import git
 from lessons.lesson import read_lessons
 from lessons.store import Store
-from project import BROKEN, CHECK, FIXED, Project
+from project import BROKEN, CHECK, FAKE_AGENT, FIXED, Project
 
 
-@pytest.fixture(autouse=True)
-def _the_second_wall_alone(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The tamper check is the second wall: these tests hold it alone, with the seat world
-    off (`[sandbox] mode = "off"`); tests/test_sandbox_*.py hold the first."""
-    monkeypatch.setattr(Project, "sandbox_mode", "off")
+# Each attack with the seat world off (the tamper check alone) and on (`seat_world`).
+pytestmark = pytest.mark.usefixtures("seat_world")
 
 
 FIX = {"write": {"src/calc.py": FIXED}}
@@ -89,6 +86,26 @@ def is_gone(pid: int) -> bool:
     return stat[stat.rfind(")") + 2:].split()[0] in ("Z", "X")
 
 
+def host_pids(*argv: str) -> list[int]:
+    """The host's live processes whose command line starts with `argv` ("" matches any word):
+    found from outside, so a process in the seat world's PID namespace (whose own pid means
+    nothing here) is found too."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            words = entry.name.isdigit() and os.fsdecode((entry / "cmdline").read_bytes()).split("\0")
+        except OSError:
+            continue
+        if words and len(words) >= len(argv) and all(w in ("", have) for w, have in zip(argv, words)) \
+                and not is_gone(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+def parent_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
 def wait_for(condition, seconds: float = 30.0) -> None:
     give_up = time.monotonic() + seconds
     while not condition():
@@ -122,27 +139,33 @@ def test_update_ref_in_the_workspace_moves_neither_main_nor_the_store(project: P
     assert committed_tree(project)["src/calc.py"] == FIXED
 
 
-def test_a_seat_that_moves_the_persons_main_by_absolute_path_is_undone_and_quarantined(project: Project, cli):
+def test_a_seat_that_moves_the_persons_main_by_absolute_path_is_undone_and_quarantined(
+        project: Project, cli, seat_world: bool):
     other = person_branch(project, "other", 1)
     main = git(project.top, "rev-parse", "main").strip()
     project.configure(implementer=[{**FIX, "shell": [f"git -C {project.top} update-ref refs/heads/main {other}"]}])
-    assert run(cli, project).code == 1
+    result = run(cli, project)
     assert git(project.top, "rev-parse", "main").strip() == main
+    if seat_world:  # inside the world that path is the workspace's: its own main moved, none of the person's
+        return
+    assert result.code == 1
     assert quarantined(project)["failClass"] == "seat-tamper"
     tamper = [e for e in project.events() if e["type"] == "seat-tamper"][-1]
     assert any("refs/heads/main" in line and "put back" in line for line in tamper["what"])
     assert git(project.top, "rev-parse", f"failres/{project.slug}/t1").strip() == main  # nothing committed
 
 
-def test_a_seat_that_deletes_the_store_by_absolute_path_loses_no_record(project: Project, cli):
+def test_a_seat_that_deletes_the_store_by_absolute_path_loses_no_record(project: Project, cli, seat_world: bool):
     project.configure(implementer=[{**FIX, "shell": [f"git -C {project.top} update-ref -d refs/failres/store"]}])
-    assert run(cli, project).code == 1
+    result = run(cli, project)
     types = project.types()
     assert types[0] == "task-started" and "seat-dispatched" in types  # written before the seat ran
-    assert quarantined(project)["failClass"] == "seat-tamper"
+    if not seat_world:  # inside the world that path is the workspace's, which holds no store
+        assert result.code == 1
+        assert quarantined(project)["failClass"] == "seat-tamper"
 
 
-def test_writes_into_the_persons_checkout_and_config_are_undone_and_kept(project: Project, cli):
+def test_writes_into_the_persons_checkout_and_config_are_undone_and_kept(project: Project, cli, seat_world: bool):
     config_before = (project.top / ".git" / "config").read_bytes()
     (project.top / "notes.txt").write_text("the person's own notes\n")  # untracked work of the person
     hostile = {**FIX, "shell": [
@@ -151,11 +174,15 @@ def test_writes_into_the_persons_checkout_and_config_are_undone_and_kept(project
         f"echo planted > {project.top}/planted.txt",
         f"echo overwritten > {project.top}/notes.txt"]}
     project.configure(implementer=[hostile])
-    assert run(cli, project).code == 1
+    result = run(cli, project)
     assert (project.top / "src" / "other.py").read_text() == "VALUE = 1\n"
     assert (project.top / ".git" / "config").read_bytes() == config_before
     assert not (project.top / "planted.txt").exists()
     assert (project.top / "notes.txt").read_text() == "the person's own notes\n"
+    if seat_world:  # inside the world those paths are the workspace's: its changes out of scope are refused
+        assert result.code == 1 and "task-committed" not in project.types()
+        return
+    assert result.code == 1
     assert quarantined(project)["failClass"] == "seat-tamper"
     # What the seat left is kept: nothing is lost if it was the person's own work after all.
     [kept] = (project.top / ".git" / "failres" / "tamper").glob("*/checkout/notes.txt")
@@ -163,7 +190,8 @@ def test_writes_into_the_persons_checkout_and_config_are_undone_and_kept(project
     assert (kept.parent / "planted.txt").read_text() == "planted\n"
 
 
-def test_a_planted_hook_is_removed_and_failres_never_runs_a_hook_for_its_commits(project: Project, cli):
+def test_a_planted_hook_is_removed_and_failres_never_runs_a_hook_for_its_commits(
+        project: Project, cli, seat_world: bool):
     marker = project.agents / "hook-ran"
     hooks = project.top / ".git" / "hooks"
     hooks.mkdir(exist_ok=True)
@@ -177,10 +205,12 @@ def test_a_planted_hook_is_removed_and_failres_never_runs_a_hook_for_its_commits
     planted = f"#!/bin/sh\necho planted >> {marker}\n"
     project.configure(implementer=[{**FIX, "shell": [
         f"printf '{planted}' > {hooks}/post-commit && chmod +x {hooks}/post-commit"]}])
-    assert run(cli, project, task="t2").code == 1
+    result = run(cli, project, task="t2")
     assert not (hooks / "post-commit").exists()
     assert not marker.exists()
-    assert quarantined(project, "t2")["failClass"] == "seat-tamper"
+    if not seat_world:  # inside the world the person's hooks are not there to plant in
+        assert result.code == 1
+        assert quarantined(project, "t2")["failClass"] == "seat-tamper"
 
 
 # ── what the seat hides from git does not change the verdict ──────────────
@@ -245,15 +275,18 @@ def test_a_forged_row_in_the_index_answers_no_decision(project: Project, cli):
 # ── processes and files after the check ──────────────────────────────────
 
 
-def test_a_process_the_seat_leaves_behind_cannot_write_into_the_commit(project: Project, cli):
+def test_a_process_the_seat_leaves_behind_cannot_write_into_the_commit(project: Project, cli, seat_world: bool):
     pid_file = project.agents / "late.pid"
     late = (f"setsid bash -c 'echo $$ > {pid_file}; sleep 0.5; echo EVIL > src/calc.py; echo x > src/late.py; "
-            f"sleep 1000' </dev/null >/dev/null 2>&1 & while [ ! -s {pid_file} ]; do sleep 0.01; done")
+            f"exec -a late-{pid_file} sleep 1000' </dev/null >/dev/null 2>&1 & "
+            f"while [ ! -s {pid_file} ]; do sleep 0.01; done")
     project.configure(implementer=[{**FIX, "shell": [late]}])
     assert run(cli, project).code == 0
     assert committed_tree(project)["src/calc.py"] == FIXED
     assert "src/late.py" not in committed_tree(project)
-    assert is_gone(int(pid_file.read_text()))
+    if not seat_world:  # inside the world its pid is the PID namespace's own
+        assert is_gone(int(pid_file.read_text()))
+    assert host_pids(f"late-{pid_file}") == []
 
 
 def test_files_the_gate_writes_are_never_committed(project: Project, cli):
@@ -261,9 +294,11 @@ def test_files_the_gate_writes_are_never_committed(project: Project, cli):
     gate.write_text("#!/bin/bash\nset -e\necho '<coverage/>' > coverage.xml\nmkdir -p src/__pycache__ docs\n"
                     "echo pyc > src/__pycache__/calc.pyc\necho 'GENERATED = 2' > src/other.py\n"
                     "echo changed > docs/notes.md\n" + f"exec {sys.executable} tests/check.py\n")
+    # The gate script runs the interpreter by its path: inside the world, what it names is read.
+    read = json.dumps([str(Path(sys.executable).parent.parent), sys.base_prefix])
     gate.chmod(0o755)
     project.configure(implementer=[FIX], extra=f'[gates.gen]\ncommand = ["{gate}"]\ncwd = "worktree"\n'
-                      '[scope]\nprotected = ["docs/**"]\n')
+                      f'[scope]\nprotected = ["docs/**"]\n[sandbox]\nread = {read}\n')
     plan = project.plan(files=["src/**"])
     plan.write_text(plan.read_text() + 'gate = "gen"\n')
     assert cli(project.top, "run", str(plan), "--quiet").code == 0
@@ -291,13 +326,16 @@ def test_a_symlink_in_scope_pointing_at_a_protected_file_is_a_violation(project:
     assert "src/notes.md" not in committed_tree(project)
 
 
-def test_the_seat_is_not_told_where_the_persons_repository_is(project: Project, cli):
+def test_the_seat_is_not_told_where_the_persons_repository_is(project: Project, cli, seat_world: bool):
     dump = project.agents / "env.json"
     project.configure(implementer=[{**FIX, "shell": [
         f"{sys.executable} -c 'import json, os; print(json.dumps(dict(os.environ)))' > {dump}"]}])
     assert run(cli, project).code == 0
     env = json.loads(dump.read_text())
     assert "FAILRES_REPO" not in env and "GIT_DIR" not in env
+    if seat_world:  # the world lays the workspace at the repository's path: that path leads to it alone
+        assert env["FAILRES_WORKTREE"] == str(project.top)
+        return
     assert not any(str(project.top) == value for value in env.values())
     assert env["FAILRES_WORKTREE"] == str(project.workspace()) and not env["FAILRES_WORKTREE"].startswith(
         str(project.top))
@@ -369,9 +407,20 @@ def start_run(project: Project, plan: Path) -> subprocess.Popen:
 def hanging_seat(project: Project) -> tuple[dict, Path, Path]:
     seat_pid = project.agents / "seat.pid"
     child_pid = project.agents / "child.pid"
-    turn = {"shell": [f"setsid bash -c 'echo $$ > {child_pid}; exec sleep 1000' </dev/null >/dev/null 2>&1 &",
+    turn = {"shell": [f"setsid bash -c 'echo $$ > {child_pid}; exec -a child-{child_pid} sleep 1000' "
+                      "</dev/null >/dev/null 2>&1 &",
                       f"echo $PPID > {seat_pid}; sleep 1000"]}
     return turn, seat_pid, child_pid
+
+
+def seat_and_child(project: Project, seat_pid: Path, child_pid: Path) -> tuple[int, int]:
+    """The hanging seat's and its child's pids on the host: those they wrote, or inside the
+    world (where they wrote their PID namespace's) the processes found by their command lines."""
+    if Project.sandbox_mode == "off":
+        return int(seat_pid.read_text()), int(child_pid.read_text())
+    [seat] = host_pids("", str(FAKE_AGENT), str(project.agents / "impl.json"))
+    [child] = host_pids(f"child-{child_pid}")
+    return seat, child
 
 
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
@@ -379,10 +428,12 @@ def test_a_signal_stops_the_seat_journals_interrupted_and_the_next_run_resumes(p
     turn, seat_pid, child_pid = hanging_seat(project)
     project.configure(implementer=[turn, FIX])
     proc = start_run(project, project.plan())
-    wait_for(lambda: seat_pid.exists() and child_pid.exists() and seat_pid.read_text().strip())
+    wait_for(lambda: seat_pid.exists() and child_pid.exists() and seat_pid.read_text().strip()
+             and child_pid.read_text().strip())
+    seat, child = seat_and_child(project, seat_pid, child_pid)
     proc.send_signal(signum)
     assert proc.wait(timeout=60) == code, proc.stderr.read()
-    assert is_gone(int(seat_pid.read_text())) and is_gone(int(child_pid.read_text()))
+    assert is_gone(seat) and is_gone(child)
     interrupted = [e for e in project.events() if e["type"] == "interrupted"]
     assert [e["reason"] for e in interrupted] == ["signal"]
     assert json.loads(cli(project.top, "status", "--json").out)[0]["state"] == "interrupted"
@@ -397,13 +448,15 @@ def test_a_second_run_of_a_live_task_is_refused_and_cancel_stops_the_first(proje
     project.configure(implementer=[turn, FIX])
     plan = project.plan()
     first = start_run(project, plan)
-    wait_for(lambda: seat_pid.exists() and seat_pid.read_text().strip())
+    wait_for(lambda: seat_pid.exists() and child_pid.exists() and seat_pid.read_text().strip()
+             and child_pid.read_text().strip())
+    seat, child = seat_and_child(project, seat_pid, child_pid)
     assert_second_run_refused(project, cli, plan, first.pid)
     cancelled = cli(project.top, "cancel", project.slug, "t1", "--json")
     assert cancelled.code == 0, cancelled.err
     assert json.loads(cancelled.out)[0]["stopped"] is True
     assert first.wait(timeout=60) == 1
-    assert is_gone(int(seat_pid.read_text())) and is_gone(int(child_pid.read_text()))
+    assert is_gone(seat) and is_gone(child)
     assert [e["reason"] for e in project.events() if e["type"] == "interrupted"] == ["cancel"]
     assert read_lessons(Store(project.top))[0] == []  # no bogus seat-crashed lesson from the clash
     assert cli(project.top, "cancel", project.slug, "t1").code == 2  # nothing runs any more
@@ -415,13 +468,16 @@ def test_after_a_hard_kill_status_reports_interrupted_and_no_seat_is_left(projec
     proc = start_run(project, project.plan())
     wait_for(lambda: seat_pid.exists() and child_pid.exists() and seat_pid.read_text().strip()
              and child_pid.read_text().strip())
-    seat = int(seat_pid.read_text())
-    supervisor = int(Path(f"/proc/{seat}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    seat, child = seat_and_child(project, seat_pid, child_pid)
+    supervisor = parent_of(seat)
+    while b"supervise" not in Path(f"/proc/{supervisor}/cmdline").read_bytes():  # inside the world: bwrap between
+        supervisor = parent_of(supervisor)
+    assert supervisor != proc.pid
     proc.kill()  # failres dies at once: no handler, no journal entry
     os.kill(supervisor, signal.SIGKILL)  # and so does the supervisor: only the recorded seat is left
     proc.wait()
     status = json.loads(cli(project.top, "status", "--json").out)[0]
     assert status["state"] == "interrupted"
-    wait_for(lambda: is_gone(seat) and is_gone(int(child_pid.read_text())), seconds=10)
+    wait_for(lambda: is_gone(seat) and is_gone(child), seconds=10)
     assert run(cli, project).code == 0
     assert [e["reason"] for e in project.events() if e["type"] == "interrupted"] == ["lost"]

@@ -15,14 +15,15 @@ from project import FIXED, Project
 from test_containment import quarantined, run
 
 
-@pytest.fixture(autouse=True)
-def _the_second_wall_alone(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The tamper check is the second wall: these tests hold it alone, with the seat world
-    off (`[sandbox] mode = "off"`); tests/test_sandbox_*.py hold the first."""
-    monkeypatch.setattr(Project, "sandbox_mode", "off")
+# Each attack with the seat world off (the tamper check alone) and on (`seat_world`).
+pytestmark = pytest.mark.usefixtures("seat_world")
 
 FIX = {"write": {"src/calc.py": FIXED}}
-TOP = 'top=$(dirname "$(dirname "$(head -1 .git/objects/info/alternates)")")'
+# The person's repository top, found as a hostile seat finds it: through the objects its
+# workspace borrows; inside the seat world those are bound elsewhere, and the person's path
+# (where the world lays the workspace) is the one a seat that knows it would write by.
+TOP = ('top=$(dirname "$(dirname "$(head -1 .git/objects/info/alternates)")"); '
+       '[ -d "$top/.git/failres" ] || top=$FAILRES_WORKTREE')
 
 FORGE = r'''
 oid=$(git hash-object src/calc.py)
@@ -42,14 +43,19 @@ def project(tmp_path: Path) -> Project:
     return Project.create(tmp_path)
 
 
-def test_a_forged_object_under_the_name_of_the_fixed_file_is_never_committed(project: Project, cli):
+def test_a_forged_object_under_the_name_of_the_fixed_file_is_never_committed(project: Project, cli, seat_world: bool):
     main = git(project.top, "rev-parse", "main").strip()
     project.configure(implementer=[{**FIX, "shell": [TOP + "\n" + FORGE]}])
-    assert run(cli, project).code == 1
-    assert quarantined(project)["failClass"] == "seat-tamper"
-    assert git(project.top, "rev-parse", "failres/rr/t1").strip() == main  # nothing committed
+    result = run(cli, project)
     fsck = subprocess.run(["git", "fsck", "--full"], cwd=project.top, capture_output=True, text=True)
     assert "mismatch" not in fsck.stdout + fsck.stderr  # the forged file is gone
+    # Inside the world the forgery lands in the workspace's own objects: whatever is
+    # committed holds the true bytes.
+    if git(project.top, "rev-parse", "failres/rr/t1").strip() != main:
+        assert project.branch_file("src/calc.py") == FIXED
+    if not seat_world:
+        assert result.code == 1 and quarantined(project)["failClass"] == "seat-tamper"
+        assert git(project.top, "rev-parse", "failres/rr/t1").strip() == main  # nothing committed
     # The next run, with an honest seat, commits the real bytes.
     project.configure(implementer=[FIX])
     assert run(cli, project).code == 0
@@ -68,7 +74,8 @@ def test_attributes_that_change_the_committed_bytes_make_the_gate_judge_what_a_c
     assert git(project.top, "rev-parse", "failres/rr/t1").strip() == git(project.top, "rev-parse", "main").strip()
 
 
-def test_code_under_test_that_writes_into_the_persons_repository_is_undone_and_quarantined(project: Project, cli):
+def test_code_under_test_that_writes_into_the_persons_repository_is_undone_and_quarantined(
+        project: Project, cli, seat_world: bool):
     config = (project.top / ".git" / "config").read_bytes()
     payload = FIXED + (
         "import os, pathlib\n"
@@ -78,9 +85,14 @@ def test_code_under_test_that_writes_into_the_persons_repository_is_undone_and_q
         "(top / 'src' / 'other.py').write_text('VALUE = 666\\n')\n"
     )
     project.configure(implementer=[{"write": {"src/calc.py": payload}}])
-    assert run(cli, project).code == 1
+    result = run(cli, project)
     assert (project.top / ".git" / "config").read_bytes() == config
     assert (project.top / "src" / "other.py").read_text() == "VALUE = 1\n"
+    if seat_world:  # the gate wrote into the workspace laid at the repository's path: none of it is committed
+        if "task-committed" in project.types():
+            assert project.branch_file("src/other.py") == "VALUE = 1\n"
+        return
+    assert result.code == 1
     assert quarantined(project)["failClass"] == "seat-tamper"
     tamper = [e for e in project.events() if e["type"] == "seat-tamper"][-1]
     assert all(line.startswith("while gate check ran:") for line in tamper["what"])

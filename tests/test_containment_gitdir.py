@@ -18,15 +18,17 @@ from project import FIXED, Project
 from test_containment import quarantined, run
 
 
-@pytest.fixture(autouse=True)
-def _the_second_wall_alone(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The tamper check is the second wall: these tests hold it alone, with the seat world
-    off (`[sandbox] mode = "off"`); tests/test_sandbox_*.py hold the first."""
-    monkeypatch.setattr(Project, "sandbox_mode", "off")
+# Each attack with the seat world off (the tamper check alone) and on (`seat_world`).
+pytestmark = pytest.mark.usefixtures("seat_world")
 
 
 FIX = {"write": {"src/calc.py": FIXED}}
-TOP = 'top=$(dirname "$(dirname "$(head -1 .git/objects/info/alternates)")")'
+REPO_ROOT = Path(__file__).resolve().parents[1]
+# The person's repository top, found as a hostile seat finds it: through the objects its
+# workspace borrows; inside the seat world those are bound elsewhere, and the person's path
+# (where the world lays the workspace) is the one a seat that knows it would write by.
+TOP = ('top=$(dirname "$(dirname "$(head -1 .git/objects/info/alternates)")"); '
+       '[ -d "$top/.git/failres" ] || top=$FAILRES_WORKTREE')
 
 
 @pytest.fixture
@@ -34,7 +36,7 @@ def project(tmp_path: Path) -> Project:
     return Project.create(tmp_path)
 
 
-def test_planted_git_state_files_are_removed_and_what_was_deleted_comes_back(project: Project, cli):
+def test_planted_git_state_files_are_removed_and_what_was_deleted_comes_back(project: Project, cli, seat_world: bool):
     main = git(project.top, "rev-parse", "main").strip()
     elsewhere = project.top.parent / "elsewhere-objects"
     project.configure(implementer=[{**FIX, "shell": ["; ".join([
@@ -47,13 +49,14 @@ def test_planted_git_state_files_are_removed_and_what_was_deleted_comes_back(pro
         'rm -rf "$top/.git/logs"',
     ])]}])
     reflog = git(project.top, "reflog", "show", "main")
-    assert run(cli, project).code == 1
+    result = run(cli, project)
     git_dir = project.top / ".git"
     for planted in ("MERGE_HEAD", "MERGE_MSG", "shallow", "objects/info/alternates", "rebase-merge"):
         assert not os.path.lexists(git_dir / planted), planted
     assert git(project.top, "reflog", "show", "main") == reflog
     assert git(project.top, "rev-list", "--count", "main").strip() == "1"
-    assert quarantined(project)["failClass"] == "seat-tamper"
+    if not seat_world:  # inside the world the person's git dir is not there to write
+        assert result.code == 1 and quarantined(project)["failClass"] == "seat-tamper"
     # The person's next commit is an ordinary one, with one parent.
     (project.top / "mine.txt").write_text("mine\n")
     git(project.top, "add", "mine.txt")
@@ -61,7 +64,8 @@ def test_planted_git_state_files_are_removed_and_what_was_deleted_comes_back(pro
     assert git(project.top, "rev-list", "--parents", "-1", "HEAD").split()[1:] == [main]
 
 
-def test_an_in_place_edit_with_its_mtime_put_back_is_found_whatever_the_persons_trustctime(project: Project, cli):
+def test_an_in_place_edit_with_its_mtime_put_back_is_found_whatever_the_persons_trustctime(
+        project: Project, cli, seat_world: bool):
     git(project.top, "config", "core.trustctime", "false")
     hour_ago = time.time() - 3600
     for name in git(project.top, "ls-files").split():
@@ -72,9 +76,10 @@ def test_an_in_place_edit_with_its_mtime_put_back_is_found_whatever_the_persons_
             'python3 -c "import sys; h=open(sys.argv[1],\'r+b\'); h.write(b\'VALUE = 7\\n\')" "$f"; '
             'touch -d "@$t" "$f"')
     project.configure(implementer=[{**FIX, "shell": [f"{TOP}; {edit}"]}])
-    assert run(cli, project).code == 1
+    result = run(cli, project)
     assert (project.top / "src" / "other.py").read_text() == "VALUE = 1\n"
-    assert quarantined(project)["failClass"] == "seat-tamper"
+    if not seat_world:  # inside the world the person's checkout is not there to edit
+        assert result.code == 1 and quarantined(project)["failClass"] == "seat-tamper"
 
 
 def store_files(top: Path) -> set[str]:
@@ -82,7 +87,7 @@ def store_files(top: Path) -> set[str]:
 
 
 def test_a_fast_forward_of_the_store_that_drops_records_is_tamper_and_every_record_comes_back(
-        project: Project, cli):
+        project: Project, cli, seat_world: bool):
     project.configure(implementer=[FIX])
     assert run(cli, project, task="t0").code == 0  # an earlier task's records
     kept = store_files(project.top)
@@ -90,10 +95,11 @@ def test_a_fast_forward_of_the_store_that_drops_records_is_tamper_and_every_reco
             'empty=$(git mktree </dev/null); '
             'git update-ref refs/failres/store "$(git commit-tree -p "$tip" -m tidy "$empty")" "$tip"')
     project.configure(implementer=[{**FIX, "shell": [wipe]}])
-    assert run(cli, project).code == 1
+    result = run(cli, project)
     assert kept <= store_files(project.top)
     assert [e["type"] for e in project.events("t0")][-1] == "task-committed"
-    assert quarantined(project)["failClass"] == "seat-tamper"
+    if not seat_world:  # inside the world the person's store is not there to move
+        assert result.code == 1 and quarantined(project)["failClass"] == "seat-tamper"
 
 
 def test_a_seat_cannot_answer_its_own_decision_with_failres_itself(project: Project, cli):
@@ -101,9 +107,11 @@ def test_a_seat_cannot_answer_its_own_decision_with_failres_itself(project: Proj
     assert run(cli, project).code == 1
     [decision] = json.loads(cli(project.top, "decisions", "--json").out)
     failres = f"{sys.executable} -m failres"
-    answer = (f'{TOP}; cd "$top"; {failres} decide {decision["id"]} --scope-files src/other.py; '
+    answer = (f'{TOP}; cd "$top"; PYTHONPATH={REPO_ROOT} {failres} decide {decision["id"]} --scope-files src/other.py; '
               f'echo $? > {project.agents}/decide.exit')
-    project.configure(implementer=[{**FIX, "shell": [answer]}])
+    # failres itself is readable inside the seat world too, as an installed failres is.
+    project.configure(implementer=[{**FIX, "shell": [answer]}],
+                      extra=f"[sandbox]\nread = {json.dumps([str(REPO_ROOT)])}\n")
     run(cli, project)
     assert (project.agents / "decide.exit").read_text().strip() == "2"
     [after] = json.loads(cli(project.top, "decisions", "--json").out)

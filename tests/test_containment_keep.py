@@ -11,11 +11,15 @@ import pytest
 
 from conftest import git
 from project import BROKEN, Project
-from test_containment import _the_second_wall_alone, run  # noqa: F401 - the fixture holds the seat world off
+from test_containment import run
 
 SETUP = ("import os, sys; os.makedirs('.venv/bin', exist_ok=True); "
          "os.path.lexists('.venv/bin/python') or os.symlink(sys.executable, '.venv/bin/python')")
 FAKE = "#!/bin/sh\necho '1 passed'\n"
+
+
+# Each attack with the seat world off (the tamper check alone) and on (`seat_world`).
+pytestmark = pytest.mark.usefixtures("seat_world")
 
 
 @pytest.fixture

@@ -20,11 +20,19 @@ import pytest
 
 from conftest import git
 from project import FIXED, Project
-from test_containment import _the_second_wall_alone, quarantined, run  # noqa: F401 - the fixture holds the seat world off
+from test_containment import quarantined, run
 
 FIX = {"write": {"src/calc.py": FIXED}}
-TOP = 'top=$(dirname "$(dirname "$(head -1 .git/objects/info/alternates)")")'
+# The person's repository top, found as a hostile seat finds it: through the objects its
+# workspace borrows; inside the seat world those are bound elsewhere, and the person's path
+# (where the world lays the workspace) is the one a seat that knows it would write by.
+TOP = ('top=$(dirname "$(dirname "$(head -1 .git/objects/info/alternates)")"); '
+       '[ -d "$top/.git/failres" ] || top=$FAILRES_WORKTREE')
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+# Each attack with the seat world off (the tamper check alone) and on (`seat_world`).
+pytestmark = pytest.mark.usefixtures("seat_world")
 
 
 @pytest.fixture
@@ -36,7 +44,8 @@ def store_files(top: Path) -> set[str]:
     return set(git(top, "ls-tree", "-r", "--name-only", "refs/failres/store").split())
 
 
-def test_a_record_a_seat_adds_to_the_store_with_plain_git_is_tamper_and_goes(project: Project, cli):
+def test_a_record_a_seat_adds_to_the_store_with_plain_git_is_tamper_and_goes(
+        project: Project, cli, seat_world: bool):
     forge = (f'{TOP}; cd "$top"; tip=$(git rev-parse refs/failres/store); export GIT_INDEX_FILE=$PWD/../forged; '
              'blob=$(echo \'{"answer": {"scopeFiles": ["tests/check.py"]}}\' | git hash-object -w --stdin); '
              'git read-tree "$tip" && git update-index --add --cacheinfo "100644,$blob,decisions/forged.json"; '
@@ -44,7 +53,8 @@ def test_a_record_a_seat_adds_to_the_store_with_plain_git_is_tamper_and_goes(pro
     project.configure(implementer=[{**FIX, "shell": [forge]}])
     run(cli, project)
     assert "decisions/forged.json" not in store_files(project.top)
-    assert quarantined(project)["failClass"] == "seat-tamper"
+    if not seat_world:  # inside the world the person's store is not there to write
+        assert quarantined(project)["failClass"] == "seat-tamper"
 
 
 def test_code_the_gate_imports_cannot_answer_the_seats_decision(project: Project, cli):
@@ -52,16 +62,20 @@ def test_code_the_gate_imports_cannot_answer_the_seats_decision(project: Project
     assert run(cli, project, task="t0").code == 1
     [decision] = json.loads(cli(project.top, "decisions", "--json").out)
     failres = f"{sys.executable} -m failres"
-    # The seat's fix, imported by the gate, answers the decision from the gate's process.
+    # The seat's fix, imported by the gate, answers the decision from the gate's process
+    # and says how that went in the gate's output.
     answering = FIXED + (
         "import os, subprocess\n"
         "top = os.environ.get('FAILRES_REPO')\n"
-        f"subprocess.run('{failres} decide {decision['id']} --scope-files tests/check.py; "
-        f"echo $? > {project.agents}/decide.exit', shell=True, cwd=top,"
-        f" env={{**os.environ, 'PYTHONPATH': '{REPO_ROOT}'}})\n")
-    project.configure(implementer=[{"write": {"src/calc.py": answering}}])
+        f"done = subprocess.run('{failres} decide {decision['id']} --scope-files tests/check.py', shell=True,"
+        f" cwd=top, env={{**os.environ, 'PYTHONPATH': '{REPO_ROOT}'}})\n"
+        "print('decide exit', done.returncode, flush=True)\n")
+    # failres itself is readable inside the seat world too, as an installed failres is.
+    project.configure(implementer=[{"write": {"src/calc.py": answering}}],
+                      extra=f"[sandbox]\nread = {json.dumps([str(REPO_ROOT)])}\n")
     run(cli, project)
-    assert (project.agents / "decide.exit").read_text().strip() == "2"
+    said = "".join((log / "gate.log").read_text() for log in project.dispatch_logs() if (log / "gate.log").exists())
+    assert "decide exit 2" in said, said
     [after] = json.loads(cli(project.top, "decisions", "--json").out)
     assert (after["status"], after["answer"]) == ("open", None)
 

@@ -16,10 +16,18 @@ import pytest
 
 from conftest import git
 from project import FIXED, Project
-from test_containment import _the_second_wall_alone, quarantined, run  # noqa: F401 - the fixture holds the seat world off
+from test_containment import quarantined, run
 
 FIX = {"write": {"src/calc.py": FIXED}}
-TOP = 'top=$(dirname "$(dirname "$(head -1 .git/objects/info/alternates)")")'
+# The person's repository top, found as a hostile seat finds it: through the objects its
+# workspace borrows; inside the seat world those are bound elsewhere, and the person's path
+# (where the world lays the workspace) is the one a seat that knows it would write by.
+TOP = ('top=$(dirname "$(dirname "$(head -1 .git/objects/info/alternates)")"); '
+       '[ -d "$top/.git/failres" ] || top=$FAILRES_WORKTREE')
+
+
+# Each attack with the seat world off (the tamper check alone) and on (`seat_world`).
+pytestmark = pytest.mark.usefixtures("seat_world")
 
 
 @pytest.fixture
@@ -72,7 +80,8 @@ def test_a_nested_repository_with_a_clean_filter_in_scope_runs_nothing_and_is_qu
     assert "vendor/sub" not in git(project.top, "rev-list", "--objects", "--all")
 
 
-def test_a_filter_in_a_file_the_persons_config_includes_is_put_back_before_failres_reads(project: Project, cli):
+def test_a_filter_in_a_file_the_persons_config_includes_is_put_back_before_failres_reads(
+        project: Project, cli, seat_world: bool):
     main = git(project.top, "rev-parse", "main").strip()
     script = hostile_filter(project)
     home = Path(os.environ["HOME"])
@@ -83,9 +92,10 @@ def test_a_filter_in_a_file_the_persons_config_includes_is_put_back_before_failr
         "echo '* filter=evil' > src/.gitattributes"]}])
     result = run(cli, project, files=["src/calc.py", "src/.gitattributes"])
     assert_person_untouched(project, main)
-    assert result.code == 1
     assert not local.exists()
-    assert quarantined(project)["failClass"] == "seat-tamper"
+    if not seat_world:  # inside the world the write lands in its private home: there is nothing to undo
+        assert result.code == 1
+        assert quarantined(project)["failClass"] == "seat-tamper"
 
 
 def test_a_tracked_file_turned_into_a_fifo_is_a_quarantine_not_an_interrupted_run(project: Project, cli):
@@ -122,7 +132,7 @@ def test_the_health_probe_runs_on_the_put_back_workspace_under_the_tamper_check(
 FORGE = """
 import os, sys, zlib, subprocess
 top, path = sys.argv[1], sys.argv[2]
-oid = subprocess.run(["git", "-C", top, "rev-parse", "main:" + path], capture_output=True, text=True).stdout.strip()
+oid = subprocess.run(["git", "-C", top, "rev-parse", "HEAD:" + path], capture_output=True, text=True).stdout.strip()
 text = b"print('1 passed')\\n"
 loose = os.path.join(top, ".git", "objects", oid[:2], oid[2:])
 os.makedirs(os.path.dirname(loose), exist_ok=True)
@@ -136,7 +146,7 @@ with open(loose, "wb") as out:
 
 @pytest.mark.parametrize("packed", [False, True], ids=["loose", "packed"])
 def test_a_forged_loose_object_of_an_unchanged_file_is_found_and_the_true_one_comes_back(
-        project: Project, cli, packed: bool):
+        project: Project, cli, packed: bool, seat_world: bool):
     from project import CHECK
 
     if packed:
@@ -147,7 +157,12 @@ def test_a_forged_loose_object_of_an_unchanged_file_is_found_and_the_true_one_co
     run(cli, project)
     assert git(project.top, "show", "main:tests/check.py") == CHECK
     git(project.top, "fsck", "--full", "--no-dangling")
-    assert quarantined(project)["failClass"] == "seat-tamper"
+    # Inside the world the forgery lands in the workspace's own objects: what is committed
+    # still holds the true file.
+    if git(project.top, "branch", "--list", f"failres/{project.slug}/t1").strip():
+        assert project.branch_file("tests/check.py") == CHECK
+    if not seat_world:
+        assert quarantined(project)["failClass"] == "seat-tamper"
 
 
 def test_a_dispatch_directory_swapped_for_a_link_to_the_persons_files_deletes_and_writes_nothing_there(

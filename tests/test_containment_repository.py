@@ -11,10 +11,18 @@ import pytest
 
 from conftest import git
 from project import FIXED, Project
-from test_containment import _the_second_wall_alone, quarantined, run  # noqa: F401 - the fixture holds the seat world off
+from test_containment import quarantined, run
 
 FIX = {"write": {"src/calc.py": FIXED}}
-TOP = 'top=$(dirname "$(dirname "$(head -1 .git/objects/info/alternates)")")'
+# The person's repository top, found as a hostile seat finds it: through the objects its
+# workspace borrows; inside the seat world those are bound elsewhere, and the person's path
+# (where the world lays the workspace) is the one a seat that knows it would write by.
+TOP = ('top=$(dirname "$(dirname "$(head -1 .git/objects/info/alternates)")"); '
+       '[ -d "$top/.git/failres" ] || top=$FAILRES_WORKTREE')
+
+
+# Each attack with the seat world off (the tamper check alone) and on (`seat_world`).
+pytestmark = pytest.mark.usefixtures("seat_world")
 
 
 @pytest.fixture
@@ -22,7 +30,7 @@ def project(tmp_path: Path) -> Project:
     return Project.create(tmp_path)
 
 
-def test_ignored_files_of_the_checkout_are_put_back(project: Project, cli):
+def test_ignored_files_of_the_checkout_are_put_back(project: Project, cli, seat_world: bool):
     (project.top / ".gitignore").write_text(".env\n__pycache__/\n")
     git(project.top, "add", ".gitignore")
     git(project.top, "commit", "-q", "-m", "ignores")
@@ -36,10 +44,11 @@ def test_ignored_files_of_the_checkout_are_put_back(project: Project, cli):
     run(cli, project)
     assert (project.top / ".env").read_text() == "API_URL=https://example.com\n"
     assert (cache / "calc.cpython-311.pyc").read_bytes() == b"the person's bytecode"
-    assert quarantined(project)["failClass"] == "seat-tamper"
+    if not seat_world:  # inside the world the person's files are not there to write
+        assert quarantined(project)["failClass"] == "seat-tamper"
 
 
-def test_a_conftest_hidden_through_the_global_excludes_file_is_removed(project: Project, cli):
+def test_a_conftest_hidden_through_the_global_excludes_file_is_removed(project: Project, cli, seat_world: bool):
     home = Path(os.environ["HOME"])
     (home / ".gitconfig").write_text(f"[core]\n\texcludesFile = {home}/.gitignore_global\n")
     excludes = home / ".gitignore_global"
@@ -49,10 +58,11 @@ def test_a_conftest_hidden_through_the_global_excludes_file_is_removed(project: 
     run(cli, project)
     assert excludes.read_text() == "*.log\n"
     assert not (project.top / "conftest.py").exists()
-    assert quarantined(project)["failClass"] == "seat-tamper"
+    if not seat_world:  # inside the world the person's files are not there to write
+        assert quarantined(project)["failClass"] == "seat-tamper"
 
 
-def test_a_submodules_config_in_the_persons_git_dir_is_put_back(project: Project, cli):
+def test_a_submodules_config_in_the_persons_git_dir_is_put_back(project: Project, cli, seat_world: bool):
     config = project.top / ".git" / "modules" / "lib" / "config"
     config.parent.mkdir(parents=True)
     (config.parent / "HEAD").write_text("ref: refs/heads/main\n")
@@ -61,10 +71,11 @@ def test_a_submodules_config_in_the_persons_git_dir_is_put_back(project: Project
         f'{TOP}; printf "[core]\\n\\tfsmonitor = touch /tmp/owned\\n" >> "$top/.git/modules/lib/config"']}])
     run(cli, project)
     assert config.read_text() == "[core]\n\tbare = false\n"
-    assert quarantined(project)["failClass"] == "seat-tamper"
+    if not seat_world:  # inside the world the person's files are not there to write
+        assert quarantined(project)["failClass"] == "seat-tamper"
 
 
-def test_a_linked_worktree_of_the_persons_is_put_back(project: Project, cli):
+def test_a_linked_worktree_of_the_persons_is_put_back(project: Project, cli, seat_world: bool):
     linked = project.top.parent / "feature"
     git(project.top, "worktree", "add", "-q", "-b", "feature", str(linked))
     (linked / "wip.txt").write_text("the person's work in progress\n")
@@ -74,4 +85,5 @@ def test_a_linked_worktree_of_the_persons_is_put_back(project: Project, cli):
     run(cli, project)
     assert (linked / "wip.txt").read_text() == "the person's work in progress\n"
     assert git(linked, "status", "--porcelain") == "?? wip.txt\n"
-    assert quarantined(project)["failClass"] == "seat-tamper"
+    if not seat_world:  # inside the world the person's files are not there to write
+        assert quarantined(project)["failClass"] == "seat-tamper"

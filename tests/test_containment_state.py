@@ -24,11 +24,8 @@ from project import FIXED, Project
 from test_containment import assert_second_run_refused
 
 
-@pytest.fixture(autouse=True)
-def _the_second_wall_alone(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The tamper check is the second wall: these tests hold it alone, with the seat world
-    off (`[sandbox] mode = "off"`); tests/test_sandbox_*.py hold the first."""
-    monkeypatch.setattr(Project, "sandbox_mode", "off")
+# Each attack with the seat world off (the tamper check alone) and on (`seat_world`).
+pytestmark = pytest.mark.usefixtures("seat_world")
 
 
 FIX = {"write": {"src/calc.py": FIXED}}
@@ -83,21 +80,25 @@ LOG_PLANTS = {
 
 
 @pytest.mark.parametrize("plant", sorted(LOG_PLANTS))
-def test_a_seat_that_plants_its_own_log_never_gets_its_output_into_the_persons_git_dir(project: Project, cli, plant):
+def test_a_seat_that_plants_its_own_log_never_gets_its_output_into_the_persons_git_dir(
+        project: Project, cli, plant, seat_world: bool):
     git_dir = project.top / ".git"
     evil = "[core]\\n\\tfsmonitor = /tmp/evil.sh\\n"
     command = f"D={LIVE_DIR.format(git=git_dir)}; {LOG_PLANTS[plant].format(git=git_dir)}; printf '{evil}'"
     project.configure(implementer=[{**FIX, "shell": [command]}])
     before = git_files(project)
-    assert run(cli, project).code == 1
+    result = run(cli, project)
     assert git_files(project) == before
     assert "fsmonitor" not in (git_dir / "config").read_text()
+    if seat_world:  # inside the world the person's git dir is not there to plant in
+        return
+    assert result.code == 1
     quarantined, what = quarantine(project)
     assert quarantined["failClass"] == "seat-tamper"
     assert any("the dispatch log" in line and "was not written there" in line for line in what)
 
 
-def test_a_planted_log_name_for_a_later_dispatch_is_refused_and_reported(project: Project, cli):
+def test_a_planted_log_name_for_a_later_dispatch_is_refused_and_reported(project: Project, cli, seat_world: bool):
     """The next dispatch's directory is predictable; a link planted there is reported, never written through."""
     git_dir = project.top / ".git"
     plant = f"D={LIVE_DIR.format(git=git_dir)}; N=$(dirname \"$D\")/2; mkdir -p \"$N\"; ln -s {git_dir}/config \"$N/prompt.md\""
@@ -105,7 +106,8 @@ def test_a_planted_log_name_for_a_later_dispatch_is_refused_and_reported(project
     before = git_files(project)
     run(cli, project)
     assert git_files(project) == before
-    assert any("prompt.md" in line for line in quarantine(project)[1])
+    if not seat_world:  # inside the world the person's git dir is not there to plant in
+        assert any("prompt.md" in line for line in quarantine(project)[1])
 
 
 # ── tamper evidence ──────────────────────────────────────────────────────
@@ -124,7 +126,7 @@ EVIDENCE_PLANTS = {
 
 
 @pytest.mark.parametrize("plant", sorted(EVIDENCE_PLANTS))
-def test_evidence_of_a_tamper_undo_cannot_be_aimed_at_the_persons_git_dir(project: Project, cli, plant):
+def test_evidence_of_a_tamper_undo_cannot_be_aimed_at_the_persons_git_dir(project: Project, cli, plant, seat_world: bool):
     git_dir = project.top / ".git"
     config = "[core]\\n\\thooksPath = /tmp/planted-hooks\\n"
     project.configure(implementer=[{**FIX, "shell": [
@@ -132,9 +134,12 @@ def test_evidence_of_a_tamper_undo_cannot_be_aimed_at_the_persons_git_dir(projec
         f"printf '{config}' > {project.top}/config",
         f"ln -s {git_dir}/config {project.top}/link-to-config"]}])
     before = git_files(project)
-    assert run(cli, project).code == 1
+    result = run(cli, project)
     assert git_files(project) == before
     assert not (project.top / "config").exists() and not (project.top / "link-to-config").is_symlink()
+    if seat_world:  # inside the world the person's checkout and git dir are not there to write
+        return
+    assert result.code == 1
     quarantined, what = quarantine(project)
     assert quarantined["failClass"] == "seat-tamper"
     kept = [p for p in (git_dir / "failres" / "tamper").glob("*/checkout") if not p.is_symlink()]
@@ -156,7 +161,7 @@ SWAPS = {
 
 
 @pytest.mark.parametrize("swap", sorted(SWAPS))
-def test_a_seat_that_swaps_its_lock_file_cannot_let_a_second_run_in(project: Project, cli, swap):
+def test_a_seat_that_swaps_its_lock_file_cannot_let_a_second_run_in(project: Project, cli, swap, seat_world: bool):
     lock = project.top / ".git" / "failres" / "locks" / "rr" / "t1.lock"
     swapped, go = project.agents / "swapped", project.agents / "go"
     project.configure(implementer=[
@@ -174,10 +179,11 @@ def test_a_seat_that_swaps_its_lock_file_cannot_let_a_second_run_in(project: Pro
     finally:
         go.touch()
         first.wait(timeout=120)
-    assert first.returncode == 1, first.stderr.read()
-    quarantined, what = quarantine(project)
-    assert quarantined["failClass"] == "seat-tamper"
-    assert any("t1.lock was replaced: put back" in line for line in what)
+    if not seat_world:  # inside the world the lock file is not there to swap
+        assert first.returncode == 1, first.stderr.read()
+        quarantined, what = quarantine(project)
+        assert quarantined["failClass"] == "seat-tamper"
+        assert any("t1.lock was replaced: put back" in line for line in what)
     assert run(cli, project).code == 0
     [committed] = [e["commit"] for e in project.events() if e["type"] == "task-committed"]
     assert git(project.top, "rev-parse", "failres/rr/t1").strip() == committed
@@ -254,7 +260,7 @@ def test_copying_evidence_copies_a_link_as_a_link(root: Path):
 
 @pytest.mark.parametrize("plant", ["the state directory", "its scratch directory"])
 def test_a_seat_that_links_its_workspace_state_to_git_never_gets_the_persons_index_written(project: Project, cli,
-                                                                                            plant):
+                                                                                            plant, seat_world: bool):
     """The private index (and the snapshot's scratch index) are git's to write: never through the seat's link."""
     git_dir = project.top / ".git"
     state = git_dir / "failres" / "workspaces" / "rr" / "t1"
@@ -268,7 +274,7 @@ def test_a_seat_that_links_its_workspace_state_to_git_never_gets_the_persons_ind
     result = run(cli, project)
     assert (git_dir / "index").read_bytes() == index
     assert git_files(project) == before
-    if plant == "the state directory":  # failres's next git call would have used it: the run stops there
+    if plant == "the state directory" and not seat_world:  # failres's next git call would have used it: the run stops there
         assert result.code == 2 and "tampered with" in result.err
 
 

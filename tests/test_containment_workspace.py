@@ -14,11 +14,8 @@ from project import FIXED, Project
 from test_containment import quarantined, refs, run
 
 
-@pytest.fixture(autouse=True)
-def _the_second_wall_alone(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The tamper check is the second wall: these tests hold it alone, with the seat world
-    off (`[sandbox] mode = "off"`); tests/test_sandbox_*.py hold the first."""
-    monkeypatch.setattr(Project, "sandbox_mode", "off")
+# Each attack with the seat world off (the tamper check alone) and on (`seat_world`).
+pytestmark = pytest.mark.usefixtures("seat_world")
 
 
 FIX = {"write": {"src/calc.py": FIXED}}
@@ -61,39 +58,48 @@ def persons_refs(top: Path) -> dict[str, str]:
             and not name.startswith("refs/heads/failres/")}
 
 
-def swapped_and_kept(project: Project, cli, swap: str) -> dict[str, str]:
+def swapped_and_kept(project: Project, cli, swap: str, world: bool) -> dict[str, str]:
     """Run a seat that fixes the task and then runs `swap`; assert the person's files and refs
-    are whole and the task quarantined as tamper. Returns the person's files as they were."""
+    are whole and, without the world, the task quarantined as tamper (inside it the seat's
+    moves reach only the world's own paths). Returns the person's files as they were."""
     project.configure(implementer=[{**FIX, "shell": [swap]}])
     before, before_refs = persons_work(project.top), persons_refs(project.top)
-    assert run(cli, project).code == 1
+    result = run(cli, project)
     assert_all_kept(before, persons_work(project.top))
     assert persons_refs(project.top) == before_refs
-    assert quarantined(project)["failClass"] == "seat-tamper"
+    if not world:
+        assert result.code == 1
+        assert quarantined(project)["failClass"] == "seat-tamper"
     return before
 
 
-def test_a_workspace_replaced_by_a_symlink_to_the_checkout_is_never_cleaned_or_removed(project: Project, cli):
+def test_a_workspace_replaced_by_a_symlink_to_the_checkout_is_never_cleaned_or_removed(
+        project: Project, cli, seat_world: bool):
     (project.top / "src" / "other.py").write_text("VALUE = 1\n# the person's edit in progress\n")
     swap = ('top=$(dirname "$(dirname "$(head -1 .git/objects/info/alternates)")"); ws="$PWD"; cd /; '
             'mv "$ws" "$ws.moved" && ln -s "$top" "$ws"')
-    swapped_and_kept(project, cli, swap)
+    swapped_and_kept(project, cli, swap, seat_world)
     assert git(project.top, "rev-parse", "refs/failres/store")  # the store is there, with its records
+    assert not project.workspace().is_symlink()
+    if seat_world:
+        return
     tamper = [e for e in project.events() if e["type"] == "seat-tamper"][-1]
     assert any("replaced by a symlink" in line for line in tamper["what"])
     assert not project.workspace().is_symlink()  # the symlink itself is gone, never what it points to
     assert project.types()[-1] == "quarantined"
 
 
-def test_a_directory_swapped_on_the_way_to_the_workspace_leads_nowhere_of_the_persons(project: Project, cli):
+def test_a_directory_swapped_on_the_way_to_the_workspace_leads_nowhere_of_the_persons(
+        project: Project, cli, seat_world: bool):
     # The person's checkout has a directory named like the task: after the swap the
     # workspace path leads right into it.
     (project.top / "t1").mkdir()
     (project.top / "t1" / "keep.txt").write_text("the person's\n")
     swap = ('top=$(dirname "$(dirname "$(head -1 .git/objects/info/alternates)")"); up=$(dirname "$PWD"); cd /; '
             'mv "$up" "$up.moved" && ln -s "$top" "$up"')
-    before = swapped_and_kept(project, cli, swap)
+    before = swapped_and_kept(project, cli, swap, seat_world)
     # A later run refuses the poisoned path, in one line, and still touches nothing.
     again = run(cli, project)
-    assert again.code == 2 and "leads into" in again.err
+    if not seat_world:
+        assert again.code == 2 and "leads into" in again.err
     assert_all_kept(before, persons_work(project.top))

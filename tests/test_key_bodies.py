@@ -71,7 +71,7 @@ def test_a_lesson_imported_whose_message_is_one_key_line_is_stored_redacted(repo
     assert held.count("[REDACTED:private-key]") >= len(SECRETS)
 
 
-def test_key_bodies_a_seat_leaves_are_absent_from_the_snapshot_ref_and_seat_log(tmp_path: Path, cli) -> None:
+def test_key_bodies_a_seat_leaves_are_absent_from_the_snapshot_ref_and_seat_log(tmp_path: Path, cli, seat_world) -> None:
     project = Project.create(tmp_path)
     leaked = "\n".join([f"key: {LONE_LINES['openssh']}", f"tls.key: {WRAPPED}", WRAPPED_LINES,
                         LONE_LINES["rsa pkcs1"], ""])

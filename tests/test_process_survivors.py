@@ -4,6 +4,7 @@ no handle to a daemon of the person's that would start a process outside the dis
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -12,6 +13,7 @@ from pathlib import Path
 from failres.engine.seats import seat_env
 from failres.processes import reaper
 from failres.processes.process import run_process
+from project import FIXED, Project
 from test_process import is_gone
 
 # Deeper than any bounded number of kill rounds: each link re-parents only when the one
@@ -98,10 +100,8 @@ def test_a_seat_gets_no_handle_to_the_persons_daemons_unless_its_binding_names_o
     assert seat_env(values, {"SSH_AUTH_SOCK": "/tmp/agent.sock"})["SSH_AUTH_SOCK"] == "/tmp/agent.sock"
 
 
-def test_a_seat_run_inside_tmux_cannot_start_a_window_outside_its_dispatch(tmp_path, monkeypatch, cli):
+def test_a_seat_run_inside_tmux_cannot_start_a_window_outside_its_dispatch(tmp_path, monkeypatch, cli, seat_world):
     """What the seat sees of its environment when failres runs inside tmux, ssh-agent and a desktop."""
-    from project import FIXED, Project
-
     project = Project.create(tmp_path)
     monkeypatch.setenv("TMUX", "/tmp/tmux-0/default,4242,0")
     monkeypatch.setenv("SSH_AUTH_SOCK", str(tmp_path / "agent.sock"))
@@ -111,3 +111,57 @@ def test_a_seat_run_inside_tmux_cannot_start_a_window_outside_its_dispatch(tmp_p
     assert cli(project.top, "run", str(project.plan()), "--quiet").code == 0
     names = {line.split("=", 1)[0] for line in seen.read_text().splitlines()}
     assert not names & {"TMUX", "SSH_AUTH_SOCK", "DISPLAY"}
+
+
+def running(script: Path) -> list[int]:
+    """The host's live processes whose command line names `script` (a fork keeps its parent's):
+    found from outside, so a process in a PID namespace of its own is found too."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            named = entry.name.isdigit() and os.fsencode(script) in (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if named and not is_gone(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+def assert_none_left(script: Path, seconds: float = 15.0) -> None:
+    give_up = time.monotonic() + seconds
+    while running(script) and time.monotonic() < give_up:
+        time.sleep(0.1)
+    assert running(script) == []
+
+
+def chain_project(tmp_path: Path) -> tuple[Project, Path]:
+    project = Project.create(tmp_path)
+    chain = project.agents / "chain.py"  # beside the scripted agents: a place its binding may write
+    chain.write_text(CHAIN)
+    return project, chain
+
+
+def test_a_seat_that_leaves_a_deep_setsid_chain_leaves_no_process_15_seconds_after_the_run(tmp_path, cli, seat_world):
+    project, chain = chain_project(tmp_path)
+    project.configure(implementer=[{"write": {"src/calc.py": FIXED},
+                                    "shell": [f"cd {project.agents} && {sys.executable} {chain}"]}])
+    assert cli(project.top, "run", str(project.plan()), "--quiet").code == 0
+    assert len((project.agents / "pids").read_text().split()) > DEPTH
+    assert_none_left(chain)
+    late = project.agents / "late.txt"
+    size = late.stat().st_size if late.exists() else 0
+    time.sleep(0.3)
+    assert (late.stat().st_size if late.exists() else 0) == size
+
+
+def test_a_gate_that_leaves_a_deep_setsid_chain_leaves_no_process_15_seconds_after_the_run(tmp_path, cli, seat_world):
+    """The gate runs the seat's code: the same chain from the gate's own command."""
+    project, chain = chain_project(tmp_path)
+    project.configure(implementer=[{"write": {"src/calc.py": FIXED}}])
+    toml = project.top / ".failres.toml"
+    toml.write_text(toml.read_text().replace(f"command = {json.dumps([sys.executable, 'tests/check.py'])}",
+                                             f"command = {json.dumps([sys.executable, str(chain)])}"))
+    cli(project.top, "run", str(project.plan()), "--quiet")
+    said = "".join((log / "gate.log").read_text() for log in project.dispatch_logs() if (log / "gate.log").exists())
+    assert "chain ready" in said, said
+    assert_none_left(chain)

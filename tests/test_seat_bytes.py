@@ -48,8 +48,9 @@ output = st.one_of(st.binary(max_size=2048),
                                     b"{" * 5000, b"\r" * 100 + b"\x00" * 100]))
 
 
-def test_any_bytes_and_any_file_names_from_a_seat_end_the_run_cleanly(tmp_path_factory, cli):
-    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+def test_any_bytes_and_any_file_names_from_a_seat_end_the_run_cleanly(tmp_path_factory, cli, seat_world):
+    # Forty runs in all, half with the seat world off and half with it on.
+    @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                      HealthCheck.too_slow])
     @given(out=output, made=names)
     def run_once(out: bytes, made: list[bytes]) -> None:

@@ -9,9 +9,13 @@ import pytest
 
 from conftest import git
 from project import Project
-from test_containment import _the_second_wall_alone, quarantined, run  # noqa: F401 - the fixture holds the seat world off
+from test_containment import quarantined, run
 
 TOKEN = "ghp_R4nd0mT0k3nV4lu3Zq8Wn2Lk5Pd7Xc9Vb1Mj4"
+
+
+# Each attack with the seat world off (the tamper check alone) and on (`seat_world`).
+pytestmark = pytest.mark.usefixtures("seat_world")
 
 
 @pytest.fixture
