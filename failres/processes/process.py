@@ -40,6 +40,8 @@ __all__ = ["EXIT_NOT_FOUND", "ProcessResult", "printable_text", "run_process"]
 
 # Time a process group gets between SIGTERM and SIGKILL.
 _TERM_GRACE_SECONDS = 2.0
+# The first look again after a SIGTERM; each later one waits twice as long.
+_FIRST_PAUSE_SECONDS = 0.0002
 SUPERVISOR = Path(__file__).with_name("supervise.py")
 
 
@@ -171,6 +173,7 @@ def _end_group(child: subprocess.Popen[bytes]) -> None:
         _freeze_below(child)
         return
     give_up = time.monotonic() + _TERM_GRACE_SECONDS
+    pause = _FIRST_PAUSE_SECONDS
     while time.monotonic() < give_up:
         child.poll()
         try:
@@ -179,7 +182,8 @@ def _end_group(child: subprocess.Popen[bytes]) -> None:
             return
         except PermissionError:
             break
-        time.sleep(POLL_SECONDS / 5)
+        time.sleep(pause)
+        pause = min(pause * 2, POLL_SECONDS / 5)
     _freeze_below(child)
     try:
         os.killpg(group, SIGKILL)
