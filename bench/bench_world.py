@@ -1,17 +1,30 @@
 """What the seat world costs a dispatch, against the same dispatch with `[sandbox] mode = "off"`.
 
-    python bench/bench_world.py [--tasks 6]
+    python bench/bench_world.py [--tasks 6] [--rounds 5]
 
 The same plan (independent tasks, a seat that makes its one edit at once, a gate that
-checks it) runs through `git failres run --jobs 1` in two fresh repositories, once
-with the world and once with it off; the ratio is the wall time of the first over the
-second, so it holds every seat and gate start (goal: at most 1.1). The bare start of a
-world (`bwrap ... true` against `true`) is printed beside it.
+checks it) runs through `git failres run --jobs 1` in fresh repositories, once with the
+world and once with it off, `--rounds` times; the two runs of a round go in turns
+(world first in one round, off first in the next), so a machine that gets busier
+half-way weighs on both alike. Each task starts three worlds: the gate at the
+integration head (preflight), the seat, the gate on the workspace. The figure is the
+median of the rounds' ratios (world wall time / mode off wall time: goal at most 1.1),
+with their range, the fastest world run against the fastest run with it off, and the
+median extra time per task; the same for cpu time (the run's and every process it
+started), which a busy machine disturbs much less than wall time. Seats and
+gates that take no time make it the world's whole cost, which a real agent's seconds
+would hide.
+
+Beside it, one world's start alone: `bwrap` with the mounts of a real gate's world
+running `true`, against a bare world (`/usr` and a fresh `/dev` and `/proc`) and
+`true` alone.
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -24,51 +37,96 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def measure(tasks: int, rounds: int = 1) -> tuple[float, float]:
-    """(with the world, with mode off): the best wall time of `rounds` runs each."""
-    world, off = [], []
-    with tempfile.TemporaryDirectory(prefix="failres-bench-world-") as tmp:
+def measure_rounds(tasks: int, rounds: int) -> list[dict[str, tuple[float, float]]]:
+    """Each round's (wall, cpu) seconds by mode ("auto": the world, "off"), its two runs in turns.
+
+    The cpu time is the run's and all its processes' (bubblewrap's and the namespace's
+    init too: failres reaps those), user and system: a busy machine stretches the
+    wall time of a run that starts more processes, and this much less.
+    """
+    out = []
+    with tempfile.TemporaryDirectory(prefix="failres-bench-world-", dir="/var/tmp") as tmp:
         for n in range(rounds):
-            for mode, times in (("auto", world), ("off", off)):
+            times: dict[str, tuple[float, float]] = {}
+            for mode in (("auto", "off") if n % 2 == 0 else ("off", "auto")):
                 repo = bench_jobs.make_project(Path(tmp) / f"{mode}-{n}", tasks, 0)
                 config = repo / ".failres.toml"
                 config.write_text(config.read_text() + f'[sandbox]\nmode = "{mode}"\n')
-                times.append(bench_jobs.timed_run(repo, 1))
-    return min(world), min(off)
+                before = _children_cpu()
+                wall = bench_jobs.timed_run(repo, 1)
+                times[mode] = (wall, _children_cpu() - before)
+            out.append(times)
+    return out
 
 
-def bare_start(rounds: int = 20) -> tuple[float, float]:
-    """(a world running `true`, `true` alone), the median start in seconds."""
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def measure(tasks: int, rounds: int = 1) -> tuple[float, float]:
+    """(with the world, with mode off): the median wall time of `rounds` runs each."""
+    runs = measure_rounds(tasks, rounds)
+    return statistics.median(r["auto"][0] for r in runs), statistics.median(r["off"][0] for r in runs)
+
+
+def bare_start(rounds: int = 30) -> dict[str, float]:
+    """The median start, in seconds, of `true` alone, in a bare world, in a gate's world."""
     from failres.sandbox.probe import machine_sandbox
 
     found = machine_sandbox()
     if not found.available:
         raise SystemExit(f"no seat world here: {found.why}")
-    world = [found.program, "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib",
-             "/lib", "--symlink", "usr/lib64", "/lib64", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-             "--unshare-pid", "--die-with-parent", "--new-session", "--", "/usr/bin/true"]
+    flags = ["--unshare-pid", "--die-with-parent", "--new-session"]
+    bare = [found.program, *flags, "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib",
+            "/lib", "--symlink", "usr/lib64", "/lib64", "--dev", "/dev", "--proc", "/proc", "--", "/usr/bin/true"]
+    with tempfile.TemporaryDirectory(prefix="failres-bench-world-", dir="/var/tmp") as tmp:
+        gate = _gate_world(Path(tmp), found.program)
 
-    def median(argv: list[str]) -> float:
-        times = []
-        for _ in range(rounds):
-            start = time.perf_counter()
-            subprocess.run(argv, check=True)
-            times.append(time.perf_counter() - start)
-        return sorted(times)[len(times) // 2]
+        def median(argv: list[str]) -> float:
+            times = []
+            for _ in range(rounds):
+                start = time.perf_counter()
+                subprocess.run(argv, check=True)
+                times.append(time.perf_counter() - start)
+            return statistics.median(times)
 
-    return median(world), median(["/usr/bin/true"])
+        return {"true": median(["/usr/bin/true"]), "bare world": median(bare), "gate's world": median(gate)}
+
+
+def _gate_world(tmp: Path, bwrap: str) -> list[str]:
+    """The command a gate of the bench's plan runs as, with `true` for the gate's own command."""
+    from failres.config.loading import load_config
+    from failres.sandbox.world import SeatWorld
+
+    repo = bench_jobs.make_project(tmp, 1, 0)
+    workspace = tmp / "workspace"
+    subprocess.run(["git", "clone", "-q", "--shared", str(repo), str(workspace)], check=True, capture_output=True)
+    config = load_config(repo)
+    world = SeatWorld.for_task(config, top=repo, workspace=workspace, git_dir=repo / ".git",
+                               workspaces_root=tmp / "workspaces", dispatch_root=tmp / "t0.dispatch")
+    if world is None:
+        raise SystemExit("no seat world here")
+    return world.wrap(["/usr/bin/true"], env={"PATH": "/usr/bin:/bin"})
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=6)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    world, off = measure(args.tasks, args.rounds)
-    started, bare = bare_start()
-    print(f"{args.tasks} tasks, one dispatch and one gate each, --jobs 1")
-    print(f"world: {world:.2f} s; mode off: {off:.2f} s = ratio {world / off:.2f}")
-    print(f"a world's start: {started * 1000:.1f} ms; `true` alone: {bare * 1000:.1f} ms")
+    runs = measure_rounds(args.tasks, args.rounds)
+    print(f"{args.tasks} tasks, one dispatch and one gate each (three world starts a task), --jobs 1, "
+          f"{args.rounds} rounds")
+    for label, at in (("wall", 0), ("cpu", 1)):
+        world, off = [r["auto"][at] for r in runs], [r["off"][at] for r in runs]
+        ratios = sorted(w / o for w, o in zip(world, off))
+        extra = statistics.median((w - o) / args.tasks for w, o in zip(world, off))
+        print(f"{label}: world {statistics.median(world):.2f} s, mode off {statistics.median(off):.2f} s (medians); "
+              f"ratio {statistics.median(ratios):.2f} (median of the rounds, range {ratios[0]:.2f}-{ratios[-1]:.2f}; "
+              f"fastest against fastest {min(world) / min(off):.2f}); {extra * 1000:.0f} ms more a task")
+    starts = bare_start()
+    print("one start: " + ", ".join(f"{name} {seconds * 1000:.1f} ms" for name, seconds in starts.items()))
 
 
 if __name__ == "__main__":

@@ -322,6 +322,14 @@ def test_the_seat_pid_is_reported_as_soon_as_it_runs(tmp_path, seat_env):
     assert seen == [int((tmp_path / "seat.pid").read_text())]
 
 
+def test_an_unsupervised_command_reports_its_pid_as_it_starts(tmp_path, seat_env):
+    seen: list[int] = []
+    seat = write_seat(tmp_path, "seat", "echo $$ > seat.pid\n")
+    run_process([str(seat)], cwd=tmp_path, env=seat_env, stdin_data=None, timeout=30, on_start=seen.append,
+                supervised=False)
+    assert seen == [int((tmp_path / "seat.pid").read_text())]
+
+
 def test_a_hard_kill_of_failres_stops_the_seat_and_everything_it_started(tmp_path, seat_env):
     seat = write_seat(tmp_path, "seat", """
         setsid bash -c 'echo $$ > escaped.pid; exec sleep 1000' > /dev/null 2>&1 < /dev/null &

@@ -122,6 +122,9 @@ def run_seat(*, config: Config, seat: str, binding_name: str, cwd: Path, prompt:
             on_start=on_start,
             live=live,
             live_limit=LIVE_OUTPUT_LIMIT,
+            # In a world its PID namespace is what the supervisor would be: everything the
+            # seat starts ends with it, and with failres (`--die-with-parent`).
+            supervised=world is None or list(command[:1]) != [world.bwrap],
         )
     finally:
         if live is not None:

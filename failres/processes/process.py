@@ -40,6 +40,8 @@ __all__ = ["EXIT_NOT_FOUND", "ProcessResult", "printable_text", "run_process"]
 
 # Time a process group gets between SIGTERM and SIGKILL.
 _TERM_GRACE_SECONDS = 2.0
+# The first look again after a SIGTERM; each later one waits twice as long.
+_FIRST_PAUSE_SECONDS = 0.0002
 SUPERVISOR = Path(__file__).with_name("supervise.py")
 
 
@@ -72,10 +74,12 @@ def run_process(
     `live`, when given, receives a copy of the output as it arrives, up to `live_limit`
     bytes (for `logs --follow`).
 
-    `supervised=False` is for commands the person wrote themselves (a gate, a setup):
-    the child runs in a session of its own, that whole process group is ended when it
-    exits, and what left the group is swept by failres as subreaper. It saves starting
-    the supervisor; it gives up only the supervisor's answer to a hard kill of failres.
+    `supervised=False` is for commands the person wrote themselves (a gate, a setup),
+    and for a seat world (`failres.sandbox`), whose PID namespace ends with it and whose
+    bubblewrap dies with failres: the child runs in a session of its own, that whole
+    process group is ended when it exits, and what left the group is swept by failres
+    as subreaper. It saves starting the supervisor; outside a world it gives up only the
+    supervisor's answer to a hard kill of failres.
     """
     command = _checked_argv(argv)
     _check_limits(timeout=timeout, head_bytes=head_bytes, tail_bytes=tail_bytes)
@@ -90,7 +94,7 @@ def run_process(
     if not supervised:
         return _run_direct(command, cwd=cwd, env=env, stdin_data=stdin_data, started=started, timeout=timeout,
                            output=HeadAndTail(head_bytes, tail_bytes, live=live, live_limit=live_limit),
-                           cancelled=cancelled)
+                           cancelled=cancelled, on_start=on_start)
     with tempfile.TemporaryDirectory(prefix="failres-supervise-") as scratch:
         status_file = Path(scratch) / "status"
         supervisor = _start_supervisor(command, cwd=cwd, env=env, stdin_data=stdin_data, status_file=status_file)
@@ -129,15 +133,17 @@ def run_process(
 
 
 def _run_direct(command: tuple[str, ...], *, cwd: Path, env: Mapping[str, str], stdin_data: bytes | None,
-                started: float, timeout: float, output: HeadAndTail,
-                cancelled: Callable[[], bool] | None) -> ProcessResult:
-    """A trusted command in a session of its own; its whole group ends with it."""
+                started: float, timeout: float, output: HeadAndTail, cancelled: Callable[[], bool] | None,
+                on_start: Callable[[int], None] | None = None) -> ProcessResult:
+    """A command in a session of its own; its whole group ends with it."""
     try:
         child = reaper.spawn(list(command), cwd=cwd, env=dict(env),
                              stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     except OSError as error:
         return not_started(command, error.strerror or str(error), duration=time.monotonic() - started)
+    if on_start is not None:
+        on_start(child.pid)
     writer = start_stdin_writer(child, stdin_data)
     stopped = read_until_done(child, output, deadline=started + timeout, cancelled=cancelled,
                                watch=_StartWatch(Path(os.devnull), None))
@@ -171,6 +177,7 @@ def _end_group(child: subprocess.Popen[bytes]) -> None:
         _freeze_below(child)
         return
     give_up = time.monotonic() + _TERM_GRACE_SECONDS
+    pause = _FIRST_PAUSE_SECONDS
     while time.monotonic() < give_up:
         child.poll()
         try:
@@ -179,7 +186,8 @@ def _end_group(child: subprocess.Popen[bytes]) -> None:
             return
         except PermissionError:
             break
-        time.sleep(POLL_SECONDS / 5)
+        time.sleep(pause)
+        pause = min(pause * 2, POLL_SECONDS / 5)
     _freeze_below(child)
     try:
         os.killpg(group, SIGKILL)

@@ -25,6 +25,8 @@ from contextlib import contextmanager
 from failres.processes.supervise import children_of, freeze_and_kill, set_subreaper
 
 _GRACE_SECONDS = 0.5
+_FIRST_PAUSE_SECONDS = 0.0002
+_LAST_PAUSE_SECONDS = 0.01
 
 _lock = threading.Lock()
 _ours: set[int] = set()
@@ -106,9 +108,13 @@ def sweep_leftovers() -> list[int]:
             break
         swept += [pid for pid in found if pid not in swept]
         freeze_and_kill(found)
+        # Most leftovers are already on their way out (a world's init ends a moment after
+        # the world's own exit): look again at once, then less and less often.
         give_up = time.monotonic() + _GRACE_SECONDS
+        pause = _FIRST_PAUSE_SECONDS
         while time.monotonic() < give_up and _reap(found):
-            time.sleep(0.01)
+            time.sleep(pause)
+            pause = min(pause * 2, _LAST_PAUSE_SECONDS)
         if _reap(found):
             # Killed but not yet gone (a process the kernel holds in uninterruptible
             # sleep): wait on, rather than leave it.

@@ -47,6 +47,7 @@ PR_SET_CHILD_SUBREAPER = 36
 # How long processes get between SIGTERM and SIGKILL when a dispatch ends.
 GRACE_SECONDS = 1.0
 POLL_SECONDS = 0.02
+FIRST_PAUSE_SECONDS = 0.0002
 
 _stop_requested = False
 
@@ -248,11 +249,15 @@ def end_everything(me: int, seat_group: int) -> None:
     if _nothing_left(me, seat_group):
         return
     _signal_all(me, seat_group, signal.SIGTERM)
+    # What is left is most often already ending (a world's init outlives the world's own
+    # exit by a moment): look again at once, then less and less often.
     give_up = time.monotonic() + GRACE_SECONDS
+    pause = FIRST_PAUSE_SECONDS
     while time.monotonic() < give_up:
         if _nothing_left(me, seat_group):
             return
-        time.sleep(POLL_SECONDS)
+        time.sleep(pause)
+        pause = min(pause * 2, POLL_SECONDS)
     while not _nothing_left(me, seat_group):
         try:
             os.killpg(seat_group, signal.SIGSTOP)

@@ -14,11 +14,12 @@ stands there, so a gate that is told either judges the workspace, and a gate wit
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from failres.config.model import Config
@@ -71,6 +72,8 @@ class SeatWorld:
     scratch: Path  # failres's own, beside the dispatches: never bound into a world
     home: Path
     environment: tuple[str, ...]
+    # What `wrap` found once for the task (`_shared_readable`, `_masked`): not part of the world's identity.
+    _memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def for_task(cls, config: Config, *, top: Path, workspace: Path, git_dir: Path, workspaces_root: Path,
@@ -114,20 +117,38 @@ class SeatWorld:
             return list(argv)
         wanted = set(self.config.sandbox.read) | set(read)
         named = [program, *_absolute_paths(argv[1:])]
-        readable = [*_run_needs(named), *_path_dirs(env.get("PATH", ""), self.home),
-                    *(_expand(p, self.home) for p in wanted), *self._environment_needs(), *_resolver_files()]
+        readable = [*_run_needs(named), *(_expand(p, self.home) for p in wanted)]
         person_files = [os.path.dirname(p) for p in named
                         if within(p, str(self.top)) and not os.path.exists(self.workspace / os.path.relpath(p, self.top))]
         plan = WorldPlan(
             top=str(self.top), workspace=str(self.workspace), home=str(self.home), cwd=str(self.top),
-            system=_system_entries(), readable=tuple(self._visible(readable)),
+            system=_system_entries(), readable=(*self._visible(readable), *self._shared_readable(env.get("PATH", ""))),
             writable=tuple(self._writable(write)),
             environment=self.environment, person_files=tuple(d for d in person_files if d != str(self.top)),
             objects=str(self.objects), alternates=str(self.scratch / "alternates"),
-            masked=tuple(str(self.home / name) for name in _SECRET_FILES if (self.home / name).exists()),
-            network=(network or self.config.sandbox.network) != "off",
+            masked=self._masked(), network=(network or self.config.sandbox.network) != "off",
             setenv=_tmpdir_setting(env))
         return layout_argv(plan, self.bwrap, argv)
+
+    def _shared_readable(self, path_value: str) -> tuple[str, ...]:
+        """What every command of the task sees whatever it runs: the `PATH` directories, what
+        the environment dirs point at, the resolver's file; found once per `PATH` value.
+
+        The preflight, the seats and the gate of a task would otherwise walk the same
+        links and stat the same directories each time; the task's world is short-lived,
+        and a bind of a path that has gone since is skipped (`--ro-bind-try`).
+        """
+        key = ("readable", path_value)
+        if key not in self._memo:
+            self._memo[key] = tuple(self._visible([*_path_dirs(path_value, self.home), *self._environment_needs(),
+                                                   *_resolver_files()]))
+        return self._memo[key]
+
+    def _masked(self) -> tuple[str, ...]:
+        """The credential files in the home's toolchain dirs, hidden behind an empty file."""
+        if "masked" not in self._memo:
+            self._memo["masked"] = tuple(str(self.home / name) for name in _SECRET_FILES if (self.home / name).exists())
+        return self._memo["masked"]
 
     def agent_reads(self, program: str, links: Iterable[os.PathLike]) -> list[str]:
         """What of the person's home an agent reads: its login files (linked or in place)."""
@@ -299,7 +320,9 @@ def _resolver_files() -> list[str]:
     return [real] if real != "/etc/resolv.conf" else []
 
 
+@functools.lru_cache(maxsize=1)
 def _system_entries() -> tuple[SystemEntry, ...]:
+    """The top-level system paths this machine has (asked once per process: they are the OS's own)."""
     entries = []
     for path in SYSTEM_DIRECTORIES:
         if os.path.islink(path):
