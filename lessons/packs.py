@@ -77,7 +77,7 @@ def pack_bytes(objects: Sequence[tuple[int, pygit2.Oid, bytes]]) -> tuple[bytes,
 def write_pack(repo: pygit2.Repository, objects: Sequence[tuple[int, pygit2.Oid, bytes]]) -> Path:
     """Write `objects` into the repository as one new pack; the path of the pack."""
     pack, index = pack_bytes(objects)
-    directory = Path(repo.path) / "objects" / "pack"
+    directory = objects_dir(repo) / "pack"
     directory.mkdir(parents=True, exist_ok=True)
     final = directory / f"pack-{pack[-20:].hex()}"
     written = [_temporary(directory, pack), _temporary(directory, index)]
@@ -89,6 +89,17 @@ def write_pack(repo: pygit2.Repository, objects: Sequence[tuple[int, pygit2.Oid,
             Path(path).unlink(missing_ok=True)
         raise
     return final.with_suffix(".pack")
+
+
+def objects_dir(repo: pygit2.Repository) -> Path:
+    """The repository's object directory: the common one for a linked worktree, whose own
+    git dir (what `repo.path` names there) holds no objects."""
+    git_dir = Path(repo.path)
+    try:
+        common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return git_dir / "objects"
+    return (git_dir / common).resolve() / "objects"
 
 
 def _temporary(directory: Path, data: bytes) -> str:

@@ -167,3 +167,15 @@ def test_a_sync_of_two_large_diverged_clones_loses_no_record_anywhere(cli, tmp_p
         fsck(clone)
     assert git(a, "rev-parse", "refs/failres/store") == git(bare, "rev-parse", "refs/failres/store") \
         == git(b, "rev-parse", "refs/failres/store")
+
+
+def test_a_large_merge_in_a_linked_worktree_writes_its_pack_where_every_worktree_reads(repo: Path,
+                                                                                    tmp_path: Path) -> None:
+    ours, theirs, _ = diverged(repo)
+    everything = lesson_ids(ours) | lesson_ids(theirs)
+    git(repo, "worktree", "add", "-q", str(tmp_path / "linked"))
+    linked = Store(tmp_path / "linked", ours.ref)
+    merge_line(linked, theirs.tip(), "failres: test merge")
+    assert not list(Path(linked.repo.path).glob("objects"))  # nothing under the worktree's own git dir
+    assert lesson_ids(Store(repo, ours.ref)) == everything
+    fsck(repo)
