@@ -48,6 +48,7 @@ from __future__ import annotations
 import fcntl
 import os
 import random
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -216,7 +217,7 @@ def _fetch(top: Path, remote: str, ref: str, snapshots: bool) -> None:
         raise GitError(msg, hint="check the remote with `git remote -v`; nothing was changed locally")
 
 
-def _fetch_specs(top: Path, remote: str, specs: list[str]):
+def _fetch_specs(top: Path, remote: str, specs: list[str]) -> subprocess.CompletedProcess[bytes]:
     # --prune: a tracking ref whose remote ref is gone would be a lease that can never hold.
     return _git(top, "fetch", "--quiet", "--prune", "--no-tags", "--no-write-fetch-head", remote, *specs)
 
@@ -284,7 +285,7 @@ def _push(top: Path, remote: str, ref: str, tip: str | None, expected: str | Non
     # No --quiet: with it, git leaves accepted refs out of the porcelain report.
     # --no-thin: a thin pack may delta against objects the remote has, which means walking
     # the remote store's whole tree for bases; a store's records are new files, not new
-    # versions of the remote's, so that walk (half a push's time) finds nothing to save.
+    # versions of the remote's, so that walk (a fifth of a large push's time) finds nothing to save.
     done = _git(top, "push", "--porcelain", "--no-thin", *lease, remote, *specs)
     statuses = push_statuses(done.stdout.decode("utf-8", "replace"))
     if not statuses and done.returncode != 0:
