@@ -208,10 +208,13 @@ def _fetch(top: Path, remote: str, ref: str, snapshots: bool) -> None:
         store_spec = f"+{ref}:{tracking_ref(remote, ref)}"
     _note_fetch(top, remote)
     done = _fetch_specs(top, remote, [*specs, store_spec] if store_spec else specs)
-    if done.returncode != 0 and store_spec is not None and _remote_store_tip(top, remote, ref) is None:
-        # No store there: a tracking ref whose remote ref is gone would be a lease that never holds.
-        try_git(top, ["update-ref", "-d", tracking_ref(remote, ref)])
-        done = _fetch_specs(top, remote, specs) if specs else None
+    if done.returncode != 0 and store_spec is not None:
+        if _remote_store_tip(top, remote, ref) is None:
+            # No store there: a tracking ref whose remote ref is gone would be a lease that never holds.
+            try_git(top, ["update-ref", "-d", tracking_ref(remote, ref)])
+            done = _fetch_specs(top, remote, specs) if specs else None
+        else:  # another machine pushed the first store between the fetch and the question
+            done = _fetch_specs(top, remote, [*specs, store_spec])
     if done is not None and done.returncode != 0:
         msg = f"git fetch {remote} failed: {first_error_line(done.stderr)}"
         raise GitError(msg, hint="check the remote with `git remote -v`; nothing was changed locally")
