@@ -118,6 +118,11 @@ def layout_problems(repo: pygit2.Repository, tree: pygit2.Tree, *, base: pygit2.
 
 def _walk(repo: pygit2.Repository, tree: pygit2.Tree, base: pygit2.Tree | None, shape: _Shape, path: str,
           depth: int) -> Iterator[str]:
+    if shape.files:  # a directory of record files, the most common by far: only the modes to look at
+        for entry in tree:
+            if entry.filemode not in _FILES:
+                yield _entry_problem(f"{path}/{entry.name}" if path else entry.name, entry.filemode, False)
+        return
     known = {entry.name: entry.id for entry in base} if base is not None else {}
     for entry in tree:
         where = f"{path}/{entry.name}" if path else entry.name
