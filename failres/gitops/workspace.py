@@ -61,6 +61,7 @@ __all__ = ["Checked", "ObjectsPoisoned", "Workspace", "WorkspaceReplaced", "clai
            "remove_tree", "shown_name"]
 
 REGISTRY = "failres/workspaces"
+PARALLEL_CHECKOUT = ("-c", "checkout.workers=0")  # below one: as many workers as the machine has cores
 
 
 @dataclass(frozen=True)
@@ -143,9 +144,9 @@ class Workspace:
         beneath.write_file(git_dir, workspace._state("path"), (str(path) + "\n").encode())
         beneath.remove_file(git_dir, workspace._state("index"))
         tree = str(pygit2.Repository(str(git_dir))[pygit2.Oid(hex=base)].peel(pygit2.Tree).id)
-        # One checkout, through the private index, which so records every file's stat
-        # data: later reads re-hash only what a seat touched.
-        workspace.git(["read-tree", "--reset", "-u", tree])
+        # One checkout (git's parallel one), through the private index, which so records
+        # every file's stat data: later reads re-hash only what a seat touched.
+        workspace.git([*PARALLEL_CHECKOUT, "read-tree", "--reset", "-u", tree])
         workspace.tree = tree
         workspace.base_tree = tree
         workspace._remember_private_index()
@@ -408,7 +409,7 @@ class Workspace:
         # checked first, so a loose object forged in place never reaches a gate.
         dirty = self.git(["diff-files", "--name-only", "-z", "--ignore-submodules=all"])
         verify_objects(self.git_dir, tree, [os.fsdecode(p) for p in dirty.split(b"\0") if p])
-        self.git(["read-tree", "--reset", "-u", tree])
+        self.git([*PARALLEL_CHECKOUT, "read-tree", "--reset", "-u", tree])
         exclude = []
         for pattern in keep:
             exclude += ["-e", pattern]
