@@ -17,7 +17,8 @@ from failres.clidoc.model import PROGRAM
 
 
 def __getattr__(name: str) -> object:
-    # The typer app, imported when asked for: a read command started alone never needs typer.
+    # The typer app, imported when asked for before `_register` ran: a read command started
+    # alone never needs typer.
     if name == "app":
         from failres.cli.app import app
 
@@ -55,6 +56,11 @@ def _register() -> None:
     from failres.cli import learning_cmds  # noqa: F401
     from failres.cli import completion_cmds, config_cmds, gc_cmd, help_cmds  # noqa: F401
     from failres.cli import doctor_cmd  # noqa: F401
+    from failres.cli.app import app as typer_app
+
+    # Importing the submodule `failres.cli.app` bound that module to the name; the package's
+    # `app` is the typer app, as callers (the manual page's builder, tests) expect.
+    globals()["app"] = typer_app
 
 
 def _started_for_speed(args: list[str]) -> bool:
