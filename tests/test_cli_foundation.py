@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -151,3 +153,38 @@ def test_a_corrupt_journal_record_is_reported_and_skipped(repo: Path, cli) -> No
     assert result.code == 0
     assert [e["id"] for e in json.loads(result.out)] == [good["id"]]
     assert "journal/rr/00/00/0000000000000000.json" in result.err
+
+
+# Lines a read command's start takes without typer, and lines it hands to typer.
+READ_LINES = (
+    ("status", "--json"), ("status", "rr", "--json"), ("status", "--json", "rr"), ("status",),
+    ("journal", "rr", "--json"), ("journal", "rr", "--task=t1", "--json"), ("journal", "rr", "--task", "t1"),
+    ("status", "nope", "--json"), ("journal", "nope", "--json"), ("journal", "rr", "--task", "nope"),
+    ("journal", "--json"), ("journal", "rr", "extra"), ("status", "--json", "--json"), ("status", "--bogus"),
+    ("journal", "rr", "--task"), ("status", "--", "rr"), ("journal", "rr", "--task", "--json"),
+)
+
+
+@pytest.mark.parametrize("line", READ_LINES, ids=" ".join)
+def test_a_read_command_started_without_typer_answers_what_typer_answers(repo: Path, line: tuple[str, ...]) -> None:
+    store = Store(repo)
+    store.commit(change_of([event_put(e) for e in sequence(every_event("rr"))]), "failres: events")
+    plain = run_failres(repo, *line)
+    # The same line through typer's parser: a leading pager flag takes the line off the plain path.
+    probe = ("import sys, runpy; sys.argv = ['failres', *sys.argv[1:]]; import failres.cli.read_cmds as r; "
+             "r.read_fast = lambda args: None; runpy.run_module('failres', run_name='__main__')")
+    typed = subprocess.run([sys.executable, "-c", probe, *line], cwd=repo, capture_output=True, text=True, timeout=120)
+    assert (plain.returncode, plain.stdout, plain.stderr) == (typed.returncode, typed.stdout, typed.stderr)
+
+
+def test_status_and_journal_json_start_without_importing_typer(repo: Path) -> None:
+    store = Store(repo)
+    store.commit(change_of([event_put(e) for e in sequence(every_event("rr"))]), "failres: events")
+    probe = ("import sys, runpy; sys.argv = ['failres', *sys.argv[1:]]\n"
+             "try:\n    runpy.run_module('failres', run_name='__main__')\n"
+             "except SystemExit as done:\n    print('typer' in sys.modules, done.code, file=sys.stderr)")
+    for line in (("status", "--json"), ("journal", "rr", "--json")):
+        proc = subprocess.run([sys.executable, "-c", probe, *line], cwd=repo, capture_output=True, text=True,
+                              timeout=120)
+        assert proc.stderr.strip().splitlines()[-1] == "False 0", proc.stderr
+        assert json.loads(proc.stdout)

@@ -200,3 +200,67 @@ def test_a_workspace_nobody_ran_in_is_not_put_back_again(workspace: Workspace):
     workspace.handed_over()
     workspace.purify(workspace.tree)
     assert not (workspace.path / "marker").exists()
+
+
+def _rewound(directory: Path) -> None:
+    """The directory's mtime set back a minute, as a seat hiding its change would (its ctime still moves)."""
+    info = directory.stat()
+    os.utime(directory, ns=(info.st_atime_ns - 60 * 10**9, info.st_mtime_ns - 60 * 10**9))
+
+
+def test_what_git_cannot_record_is_found_in_a_tracked_directory_whose_mtime_was_set_back(workspace: Workspace):
+    ws = workspace.path
+    assert workspace.check().odd == {}  # the directories are now remembered
+    (ws / "src" / ".git").mkdir()
+    (ws / "src" / ".git" / "config").write_text("[core]\n\tfsmonitor = ./spy\n")
+    _rewound(ws / "src")
+    os.mkfifo(ws / "docs" / "pipe")
+    _rewound(ws / "docs")
+    os.mkfifo(ws / "fifo-at-top")
+    assert workspace.check().odd == {"src": "a nested git repository", "docs/pipe": "a FIFO",
+                                     "fifo-at-top": "a FIFO"}
+    assert workspace.check().odd == {"src": "a nested git repository", "docs/pipe": "a FIFO",
+                                     "fifo-at-top": "a FIFO"}  # a second look does not forget
+
+
+def test_what_git_cannot_record_in_a_new_directory_tree_is_found(workspace: Workspace):
+    ws = workspace.path
+    workspace.check()
+    (ws / "new" / "deep" / ".git").mkdir(parents=True)
+    os.mkfifo(ws / "new" / "pipe")
+    (ws / "src" / "sub" / "deeper").mkdir(parents=True)
+    os.mkfifo(ws / "src" / "sub" / "deeper" / "pipe")
+    for directory in ("new/deep", "new", "src/sub/deeper", "src/sub", "src"):
+        _rewound(ws / directory)
+    assert workspace.check().odd == {"new/deep": "a nested git repository", "new/pipe": "a FIFO",
+                                     "src/sub/deeper/pipe": "a FIFO"}
+
+
+def test_a_change_right_after_the_checkout_is_found_without_waiting_for_the_clock(project: Path, tmp_path: Path):
+    start = git(project, "rev-parse", "HEAD").strip()
+    for round_ in range(5):
+        made = Workspace.create(path=tmp_path / "quick" / str(round_), git_dir=project / ".git",
+                                state_dir=project / ".git" / "failres" / "quick" / str(round_),
+                                branch=f"failres/q/{round_}", base=start)
+        os.mkfifo(made.path / "src" / "pipe")  # as soon as possible: often the same clock tick as the walk
+        (made.path / "docs" / ".git").mkdir()
+        assert made.check().odd == {"src/pipe": "a FIFO", "docs": "a nested git repository"}
+        made.remove()
+
+
+def test_a_directory_swapped_for_a_link_or_another_directory_is_read_again(workspace: Workspace, tmp_path: Path):
+    ws = workspace.path
+    workspace.check()
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / ".git").mkdir(parents=True)
+    os.rename(ws / "docs", tmp_path / "old-docs")
+    os.symlink(elsewhere, ws / "docs")  # never followed: a link is recorded as a link
+    replacement = tmp_path / "replacement"
+    (replacement / ".git").mkdir(parents=True)
+    os.mkfifo(replacement / "pipe")
+    for name in os.listdir(ws / "src"):
+        os.unlink(ws / "src" / name)
+    os.rmdir(ws / "src")
+    os.rename(replacement, ws / "src")
+    _rewound(ws)
+    assert workspace.check().odd == {"src": "a nested git repository", "src/pipe": "a FIFO"}

@@ -13,8 +13,17 @@ import sys
 from collections.abc import Sequence
 
 from failres.cli.boundary import run_guarded
-from failres.cli.app import app
 from failres.clidoc.model import PROGRAM
+
+
+def __getattr__(name: str) -> object:
+    # The typer app, imported when asked for before `_register` ran: a read command started
+    # alone never needs typer.
+    if name == "app":
+        from failres.cli.app import app
+
+        return app
+    raise AttributeError(name)
 
 # The command modules a read command needs, so that `status` and `journal` start without
 # importing every other command (and what they import): a start-up near a bare
@@ -47,6 +56,11 @@ def _register() -> None:
     from failres.cli import learning_cmds  # noqa: F401
     from failres.cli import completion_cmds, config_cmds, gc_cmd, help_cmds  # noqa: F401
     from failres.cli import doctor_cmd  # noqa: F401
+    from failres.cli.app import app as typer_app
+
+    # Importing the submodule `failres.cli.app` bound that module to the name; the package's
+    # `app` is the typer app, as callers (the manual page's builder, tests) expect.
+    globals()["app"] = typer_app
 
 
 def _started_for_speed(args: list[str]) -> bool:
@@ -105,9 +119,20 @@ def _dispatch(args: list[str]) -> object:
     only = _only_reads(args)
     if only is not None:
         # A read command (never in WRITES, never a group, no help asked): straight to it,
-        # paged by its own name (each command in `_ONLY` is a top-level one).
+        # paged by its own name (each command in `_ONLY` is a top-level one), and without
+        # typer when its arguments are the plain ones `read_fast` knows.
         import importlib
 
+        from failres.cli.read_cmds import read_fast
+
+        fast = read_fast(args)
+        if fast is not None:
+            start_pager(args[0], pager_choice)
+            from failres.containment import moves
+
+            moves.install()
+            fast()
+            return 0
         for module in only:
             importlib.import_module(f"failres.cli.{module}")
         start_pager(args[0], pager_choice)

@@ -64,8 +64,12 @@ def _cli_signals() -> tuple[tuple[type, ...], tuple[type, ...], tuple[type, ...]
     """The exit, abort and usage-error types of the CLI layer.
 
     Newer typer carries its own copy of click; older ones use click itself. Both
-    are recognised so the boundary maps them the same way.
+    are recognised so the boundary maps them the same way. Asked for when something
+    was raised: a process that never imported typer (a read command's start) has none
+    of its exceptions to meet, and does not import it for that.
     """
+    if "typer" not in sys.modules:
+        return (), (), ()
     import typer
 
     exits: list[type] = [typer.Exit]
@@ -159,21 +163,20 @@ def run_guarded(invoke: Callable[[Sequence[str] | None], object], argv: Sequence
     """Call the CLI and map whatever happens to an exit code."""
     _show_warnings()
     err = sys.stderr
-    exits, aborts, usage_errors = _cli_signals()
     try:
         result = invoke(argv)
         sys.stdout.flush()  # inside the boundary: a reader that went away is met here, not at shutdown
         return result if isinstance(result, int) else 0
-    except exits as done:
+    except _cli_signals()[0] as done:
         try:
             sys.stdout.flush()
         except BrokenPipeError:
             return _quiet_closed_pipe()
         return done.exit_code
-    except aborts:
+    except _cli_signals()[1]:
         err.write("error: aborted\n")
         return 130
-    except usage_errors as usage:
+    except _cli_signals()[2] as usage:
         message, hint = usage_error_lines(usage)
         err.write(f"error: {inert(message)}\n")
         err.write(f"hint: {inert(hint)}\n")

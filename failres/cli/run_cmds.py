@@ -138,64 +138,9 @@ def status(
                                     "lease left)."),
 ) -> None:
     """Each task of every plan that ran (pending ones too), its state as the journal tells it, and the totals."""
-    from failres.engine.status_view import status_of
-    from failres.engine.tally import summary_line
+    from failres.cli.read_cmds import status_command
 
-    from failres.cli.known import journal_of
-
-    ctx = open_context()
-    if remote is not None:
-        _remote_status(ctx, slug, remote, json_out)
-        return
-    if slug is not None:
-        journal_of(ctx.store, slug)  # an unknown slug is a typo, not an empty plan
-    view = status_of(ctx.store, slug, with_lessons=not json_out)
-    rows = view.rows
-    if json_out:
-        emit_json(rows)
-        return
-    if not rows:
-        console().print("no tasks have run yet" + (f" for {slug}" if slug else ""))
-        return
-    from failres.cli.tables import Column, print_table
-
-    live = any(row["pid"] for row in rows)
-    columns = (Column("slug"), Column("task"), Column("state"), *((Column("pid", right=True),) if live else ()),
-               Column("runs", right=True), Column("quarantines", right=True), Column("stops", right=True),
-               Column("last failure"), Column("updated"))
-    print_table(columns, [(row["slug"], row["task"], row["state"] + (" (no change was needed)" if row.get("empty") else ""), *((row["pid"] or "",) if live else ()),
-                           row["runs"], row["quarantines"], row["stops"],
-                           row["lastFailClass"] or (f"waits for {', '.join(row['waitsFor'])}" if row["waitsFor"]
-                                                    else ""),
-                           str(row["updated"] or "")[:19].replace("T", " ")) for row in rows])
-    # The totals go to stderr: piped, stdout stays a header and one line per task.
-    err_console().print(summary_line(view.totals), markup=False)
-
-
-def _remote_status(ctx, slug: str | None, remote: str, json_out: bool) -> None:
-    from failres.remote.view import remote_statuses
-
-    rows = remote_statuses(ctx.top, ctx.config.store.ref, remote, slug)
-    if json_out:
-        emit_json(rows)
-        return
-    if not rows:
-        console().print(f"{remote} knows no task" + (f" of {slug}" if slug else ""), markup=False)
-        return
-    from failres.cli.tables import Column, print_table
-
-    def holder(row: dict) -> str:
-        who = row["holder"]
-        return f"{who['host']} pid {who['pid']}" if who and row["claim"] == "held" else ""
-
-    def lease(row: dict) -> str:
-        left = row["leaseLeft"]
-        return "" if left is None else (f"{left:.0f}s" if left > 0 else "expired")
-
-    columns = (Column("slug"), Column("task"), Column("state"), Column("holder"), Column("lease left", right=True),
-               Column("last failure"))
-    print_table(columns, [(row["slug"], row["task"], row["state"], holder(row), lease(row), row["lastFailClass"])
-                          for row in rows])
+    status_command(slug, json_out, remote)
 
 
 @app.command(rich_help_panel=LOOP, epilog="git failres prompt release-readiness t1 --mode fix")

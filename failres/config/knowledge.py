@@ -16,7 +16,6 @@ from lessons.learning.locality import DEFAULT_TRUSTED_COMMANDS, TrustedCommands
 from lessons.policy import PolicyProblem
 from lessons.policy import check_value as check_policy_value
 from lessons.policy import default_of as policy_default
-from lessons.rules import DOMAIN_PATTERN as RULES_DOMAIN_PATTERN
 
 _ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 
@@ -88,6 +87,10 @@ def _env_name_problem(name: str) -> str | None:
 
 
 def _rules_domain_problem(domain: str) -> str | None:
+    # Imported here: the rules module brings the ledger and redaction, which a command
+    # that only reads the configuration (`status`, `journal`) never needs at start-up.
+    from lessons.rules import DOMAIN_PATTERN as RULES_DOMAIN_PATTERN
+
     if not RULES_DOMAIN_PATTERN.fullmatch(domain):
         return f'"{domain}" is not a rules domain (lowercase letters, digits and "-", at most 40)'
     return None

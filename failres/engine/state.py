@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from failres.plan import Task
-from lessons.signature import current_form
 
 STATES = ("pending", "running", "interrupted", "committed", "quarantined", "stopped", "landed")
 STOP_CLASS = "repeated-failure-stop"
@@ -60,6 +59,9 @@ class QuarantineFacts:
 
 def quarantines(events: Sequence[Mapping[str, object]]) -> list[QuarantineFacts]:
     """The task's quarantines, oldest first, with the conditions they ran under."""
+    # Imported here: signatures bring redaction's patterns, which `status` never needs.
+    from lessons.signature import current_form
+
     out = []
     for event in events:
         if event.get("type") != "quarantined":

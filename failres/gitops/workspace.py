@@ -38,6 +38,7 @@ from failres import beneath
 from failres.errors import GitError
 from failres.gitops.git import run_git
 from failres.gitops.status import STATUS_ARGS, StatusReport, parse_status
+from failres.gitops.odd_scan import Scanned, full_scan, odd_walk
 from failres.gitops.snapshot_objects import fresh_blobs, not_yet_stored, promote_redacted
 from failres.gitops.verify import ObjectsPoisoned, verify_objects
 from failres.gitops.workspace_files import (
@@ -46,7 +47,7 @@ from failres.gitops.workspace_files import (
     default_root,
     identity,
     leads_into,
-    odd_entries,
+    side_by_side,
     remove_nested_git_dirs,
     remove_tree,
     restore_permissions,
@@ -60,6 +61,7 @@ __all__ = ["Checked", "ObjectsPoisoned", "Workspace", "WorkspaceReplaced", "clai
            "remove_tree", "shown_name"]
 
 REGISTRY = "failres/workspaces"
+PARALLEL_CHECKOUT = ("-c", "checkout.workers=0")  # below one: as many workers as the machine has cores
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,7 @@ class Workspace:
         self.pristine = False  # the files are exactly `tree` and no seat or gate has run since
         self.pristine_includes = False  # the included files are the person's copies (see `workspace_include`)
         self._no_nested = False  # `check` found no nested `.git`, and nothing has run here since
+        self._scanned: Scanned | None = None  # the directories as the last full walk found them (`odd_scan`)
         self._identity: tuple[str, int, int] | None = None  # set once the directory exists
         self.fresh: dict[str, str] = {}  # blobs `accept` wrote that were not there before: oid -> path
 
@@ -141,9 +144,9 @@ class Workspace:
         beneath.write_file(git_dir, workspace._state("path"), (str(path) + "\n").encode())
         beneath.remove_file(git_dir, workspace._state("index"))
         tree = str(pygit2.Repository(str(git_dir))[pygit2.Oid(hex=base)].peel(pygit2.Tree).id)
-        # One checkout, through the private index, which so records every file's stat
-        # data: later reads re-hash only what a seat touched.
-        workspace.git(["read-tree", "--reset", "-u", tree])
+        # One checkout (git's parallel one), through the private index, which so records
+        # every file's stat data: later reads re-hash only what a seat touched.
+        workspace.git([*PARALLEL_CHECKOUT, "read-tree", "--reset", "-u", tree])
         workspace.tree = tree
         workspace.base_tree = tree
         workspace._remember_private_index()
@@ -151,6 +154,7 @@ class Workspace:
         workspace._base_index_mtime_ns = workspace._index_mtime_ns
         workspace._seat_config = seat_config(git_dir)
         workspace.reset_seat_git()
+        _, workspace._scanned = full_scan(path)  # a checkout holds nothing odd; its directories are remembered
         workspace.pristine = True
         return workspace
 
@@ -257,13 +261,17 @@ class Workspace:
 
     def status(self) -> StatusReport:
         self._require_intact()
+        return self._status()
+
+    def _status(self) -> StatusReport:
         self._restore_private_index()
-        raw = self.git([*STATUS_ARGS[:-1], "--ignore-submodules=all"])
-        return parse_status(raw)
+        return parse_status(self.git([*STATUS_ARGS[:-1], "--ignore-submodules=all"]))
 
     def check(self) -> Checked:
         """Every path whose file differs from the last tree failres put down, from the files alone."""
-        report = self.status()
+        self._require_intact()
+        scanned = self._scanned
+        report, (odd_found, self._scanned) = side_by_side(self._status, lambda: odd_walk(self.path, scanned))
         paths: set[str] = set()
         for entry in report.entries:
             # Only files against the private index count: the index-against-HEAD side
@@ -273,21 +281,12 @@ class Workspace:
             paths.add(entry.path)
             if entry.original_path:
                 paths.add(entry.original_path)
-        shown, undecodable, raw = [], [], {}
-        for path in sorted(paths):
-            name = shown_name(path)
-            shown.append(name)
-            if name != path:
-                undecodable.append(name)
-                raw[name] = path
-        links = {}
-        for path in paths:
-            if path in undecodable:
-                continue
-            full = self.path / path
-            if full.is_symlink():
-                links[path] = os.readlink(full)
-        odd = {shown_name(path): what for path, what in odd_entries(self.path).items()}
+        shown = [shown_name(path) for path in sorted(paths)]
+        raw = {name: path for name, path in zip(shown, sorted(paths)) if name != path}
+        undecodable = list(raw)
+        links = {path: os.readlink(self.path / path) for path in paths
+                 if path not in undecodable and (self.path / path).is_symlink()}
+        odd = {shown_name(path): what for path, what in odd_found.items()}
         self._no_nested = not odd
         return Checked(tuple(sorted(shown)), tuple(undecodable), links, raw, odd)
 
@@ -385,6 +384,7 @@ class Workspace:
         self._remember_private_index()
         self.reset_seat_git()
         self.pristine = True
+        self._scanned = None  # the put-back changed directories all over: walked in full once more
         left = self.check()
         stray = [p for p in left.paths if not _kept(p, keep)]
         if stray:
@@ -409,7 +409,7 @@ class Workspace:
         # checked first, so a loose object forged in place never reaches a gate.
         dirty = self.git(["diff-files", "--name-only", "-z", "--ignore-submodules=all"])
         verify_objects(self.git_dir, tree, [os.fsdecode(p) for p in dirty.split(b"\0") if p])
-        self.git(["read-tree", "--reset", "-u", tree])
+        self.git([*PARALLEL_CHECKOUT, "read-tree", "--reset", "-u", tree])
         exclude = []
         for pattern in keep:
             exclude += ["-e", pattern]
