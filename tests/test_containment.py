@@ -469,8 +469,9 @@ def test_after_a_hard_kill_status_reports_interrupted_and_no_seat_is_left(projec
     wait_for(lambda: seat_pid.exists() and child_pid.exists() and seat_pid.read_text().strip()
              and child_pid.read_text().strip())
     seat, child = seat_and_child(project, seat_pid, child_pid)
+    # the process that holds the seat: its supervisor, or inside the world bwrap itself
     supervisor = parent_of(seat)
-    while b"supervise" not in Path(f"/proc/{supervisor}/cmdline").read_bytes():  # inside the world: bwrap between
+    while not any(name in Path(f"/proc/{supervisor}/cmdline").read_bytes() for name in (b"supervise", b"bwrap")):
         supervisor = parent_of(supervisor)
     assert supervisor != proc.pid
     proc.kill()  # failres dies at once: no handler, no journal entry
