@@ -48,10 +48,10 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from lessons.known_secrets import replace_known
+from lessons.secret_gates import candidates
 from lessons.secret_shapes import (
     BOUNDED_VALUE,
     MARKER,
-    PATTERNS,
     VALUE_AFTER_SEPARATOR,
     SecretPattern,
     hints_at_credential,
@@ -147,9 +147,10 @@ def redact_value(value: object) -> object:
 
 def find_secrets(text: str) -> list[Finding]:
     """Every secret in `text`, in order, overlaps merged (the more specific kind wins)."""
-    markers = [match.span() for match in MARKER.finditer(text)]
+    markers = [match.span() for match in MARKER.finditer(text)] if "[REDACTED:" in text else []
     spans: list[tuple[int, int, int, str]] = []
-    for rank, pattern in enumerate(PATTERNS):
+    # Only the shapes the text can hold are run (see `lessons.secret_gates`): the rest would find nothing.
+    for rank, pattern in candidates(text):
         for kind, start, end in _matches(pattern, text, markers):
             for piece_start, piece_end in _outside_markers(start, end, markers):
                 spans.append((piece_start, piece_end, rank, kind))
@@ -240,8 +241,12 @@ def _merge(spans: list[tuple[int, int, int, str]]) -> list[Finding]:
     return findings
 
 
+# Records repeat the same few keys: each key's name is judged once.
+_secret_key = functools.lru_cache(maxsize=4096)(is_secret_name)
+
+
 def _redact_field(key: object, value: object) -> object:
-    if isinstance(key, str) and isinstance(value, str) and is_secret_name(key) and not kept_value(key, value):
+    if isinstance(key, str) and isinstance(value, str) and _secret_key(key) and not kept_value(key, value):
         return "[REDACTED:assignment]"
     return redact_value(value)
 
