@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pygit2.enums import ObjectType
+
 from lessons.errors import InvalidInput
 from lessons.jsontext import loads as loads_json
 from lessons.lesson import COLLECTION, RESOLUTIONS, UNKNOWN
@@ -192,12 +194,13 @@ def import_lessons(store: Store, paths: Sequence[Path], *, batch_size: int = BAT
     """Check every line of every file, then write the lessons in batch commits."""
     lessons = parse_files(paths)
     tip = store.commit_at()
+    tree = tip.tree if tip is not None else None
     new: list[tuple[str, bytes]] = []
     unchanged = 0
     for lesson in lessons:
         path = record_path(COLLECTION, lesson["id"])
         data = encode(lesson)
-        existing = store.read_bytes(path, tip) if tip is not None else None
+        existing = _file_at(store, tree, path)
         if existing == data:
             unchanged += 1
         elif existing is not None:
@@ -211,6 +214,18 @@ def import_lessons(store: Store, paths: Sequence[Path], *, batch_size: int = BAT
                         tuple(str(c) for c in commits))
 
 
+def _file_at(store: Store, tree, path: str) -> bytes | None:
+    """The bytes of the file at `path` in `tree`; None when there is none (one tree read for a whole import)."""
+    if tree is None:
+        return None
+    try:
+        entry = tree[path]
+    except KeyError:
+        return None
+    obj = store.repo[entry.id]
+    return obj.data if obj.type == ObjectType.BLOB else None
+
+
 def commit_all_or_nothing(store: Store, puts: Sequence[tuple[str, bytes]], message: str,
                           batch_size: int, attempts: int = 20) -> list:
     """The batch commits, chained on the tip in memory, then the ref moved once to the last.
@@ -219,26 +234,51 @@ def commit_all_or_nothing(store: Store, puts: Sequence[tuple[str, bytes]], messa
     where it was: the batches are unreachable objects until the single compare-and-swap
     that makes all of them the store. A writer that moved the tip meanwhile costs a rebuild.
     """
+    from lessons import bulk
     from lessons.errors import StoreBusy
     from lessons.store import _audit_body
 
     if not puts:
         return []
     store.require()
+    changes = [Change(dict(puts[first:first + batch_size])) for first in range(0, len(puts), batch_size)]
+    texts = [f"{message} (batch {n + 1})\n" + _audit_body(change) for n, change in enumerate(changes)]
+    fast = len(puts) >= bulk.MIN_BULK_FILES and bulk.available()
     for _ in range(attempts):
         parent = store.commit_at()
         start = parent.id if parent is not None else None
-        tree = parent.tree if parent is not None else None
-        chain, last = [], start
-        for first in range(0, len(puts), batch_size):
-            change = Change(dict(puts[first:first + batch_size]))
-            tree_id = store.apply(tree, change)
-            text = f"{message} (batch {len(chain) + 1})\n" + _audit_body(change)
-            signature = store.signature()
-            last = store.repo.create_commit(None, signature, signature, text, tree_id, [last] if last else [])
-            chain.append(last)
-            tree = store.repo[tree_id]
-        if store.compare_and_swap(start, last, message):
+        chain = _fast_chain(store, parent, changes, texts) if fast else None
+        if chain is None:
+            fast = False  # git could not write it: object by object, the same commits
+            chain = _plain_chain(store, parent, changes, texts)
+        if store.compare_and_swap(start, chain[-1], message):
             return chain
     msg = f"the store ref {store.ref} kept moving; gave up after {attempts} attempts"
     raise StoreBusy(msg, hint="nothing was imported; run the command again")
+
+
+def _fast_chain(store: Store, parent, changes: list[Change], texts: list[str]) -> list | None:
+    """The batches as one chain written by `git fast-import` (one pack); None when git failed."""
+    import pygit2
+
+    from lessons import bulk
+
+    try:
+        made = bulk.write_chain(store.common_dir, parent, list(zip(changes, texts, strict=True)), store.signature())
+    except ValueError:  # a path fast-import cannot take
+        return None
+    return None if made is None else [pygit2.Oid(hex=oid) for oid in made]
+
+
+def _plain_chain(store: Store, parent, changes: list[Change], texts: list[str]) -> list:
+    """The batches as a chain of commits written through libgit2, none of them on a ref yet."""
+    tree = parent.tree if parent is not None else None
+    last = parent.id if parent is not None else None
+    chain = []
+    for change, text in zip(changes, texts, strict=True):
+        tree_id = store.apply(tree, change)
+        signature = store.signature()
+        last = store.repo.create_commit(None, signature, signature, text, tree_id, [last] if last else [])
+        chain.append(last)
+        tree = store.repo[tree_id]
+    return chain
