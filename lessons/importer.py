@@ -168,6 +168,11 @@ def parse_files(paths: Sequence[Path]) -> list[dict]:
     A line repeated exactly (same id, same content) is one lesson; the same id with
     other content is refused.
     """
+    return list(_checked(paths))
+
+
+def _checked(paths: Sequence[Path]) -> Iterator[dict]:
+    """The lessons of `parse_files`, each as soon as its line is read."""
     lessons: dict[str, dict] = {}
     where_of: dict[str, str] = {}
     for path in paths:
@@ -185,26 +190,28 @@ def parse_files(paths: Sequence[Path]) -> list[dict]:
             if first is not None and first != lesson:
                 msg = f"{where}: id {lesson['id']} was already used, with other content, at {where_of[lesson['id']]}"
                 raise InvalidInput(msg, hint="nothing was imported; every lesson needs its own id")
-            lessons.setdefault(lesson["id"], lesson)
-            where_of.setdefault(lesson["id"], where)
-    return list(lessons.values())
+            if first is None:
+                lessons[lesson["id"]] = lesson
+                where_of[lesson["id"]] = where
+                yield lesson
 
 
 def import_lessons(store: Store, paths: Sequence[Path], *, batch_size: int = BATCH_SIZE) -> ImportResult:
     """Check every line of every file, then write the lessons in batch commits."""
-    lessons = parse_files(paths)
+    # Each lesson is encoded as soon as it is read, while its redacted text is the one
+    # redaction has just judged (see `lessons.redact`); nothing is written before the last line.
+    lessons = [(lesson["id"], encode(lesson)) for lesson in _checked(paths)]
     tip = store.commit_at()
     tree = tip.tree if tip is not None else None
     new: list[tuple[str, bytes]] = []
     unchanged = 0
-    for lesson in lessons:
-        path = record_path(COLLECTION, lesson["id"])
-        data = encode(lesson)
+    for rec_id, data in lessons:
+        path = record_path(COLLECTION, rec_id)
         existing = _file_at(store, tree, path)
         if existing == data:
             unchanged += 1
         elif existing is not None:
-            msg = f"lesson {lesson['id']} is already in the store with other content"
+            msg = f"lesson {rec_id} is already in the store with other content"
             raise InvalidInput(msg, hint="records are add-only; give the imported lesson another id (or none)")
         else:
             new.append((path, data))

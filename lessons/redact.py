@@ -47,7 +47,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from lessons.known_secrets import replace_known
+from lessons.known_secrets import known_values, replace_known
 from lessons.secret_gates import candidates
 from lessons.secret_shapes import (
     BOUNDED_VALUE,
@@ -89,10 +89,25 @@ def redact(text: str) -> str:
     neighbour looks like (`AccountKey=<key>(` read as a function call before, as a
     value after), and a second `redact` of a record must change nothing.
     """
+    known = known_values()
+    if _CLEAN.get(text) is known:
+        return text
     text = replace_known(text)
-    if len(text) <= _CACHED_CHARS:
-        return _redact_short(text)
-    return _redact_passes(text)
+    clean, settled = _redact_short(text) if len(text) <= _CACHED_CHARS else _redact_passes(text)
+    if settled and len(clean) <= _CLEAN_CHARS and not any(value in clean for value in known):
+        if len(_CLEAN) >= _CLEAN_TEXTS:
+            _CLEAN.clear()
+        _CLEAN[clean] = known
+    return clean
+
+
+# What `redact` returned lately, with the known values it was redacted against: redacting
+# it again changes nothing (every pass ran to a text with no secret left), so a text
+# redacted on the way in and again on the way to bytes (a message, then its record) is
+# judged once. A value remembered later makes a new set, and the entries no longer match.
+_CLEAN: dict[str, frozenset[str]] = {}
+_CLEAN_TEXTS = 8192
+_CLEAN_CHARS = 65536  # a long log is redacted once anyway; kept, a few would hold megabytes
 
 
 # Records repeat their short values (a slug, a class, a timestamp) thousands of times in a
@@ -101,17 +116,18 @@ _CACHED_CHARS = 512
 
 
 @functools.lru_cache(maxsize=16384)
-def _redact_short(text: str) -> str:
+def _redact_short(text: str) -> tuple[str, bool]:
     return _redact_passes(text)
 
 
-def _redact_passes(text: str) -> str:
+def _redact_passes(text: str) -> tuple[str, bool]:
+    """The text with its secrets replaced, and whether a last pass found nothing more."""
     for _ in range(_MAX_PASSES):
         redacted = _redact_once(text)
         if redacted == text:
-            break
+            return text, True
         text = redacted
-    return text
+    return text, False
 
 
 def _redact_once(text: str) -> str:
