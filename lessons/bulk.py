@@ -144,3 +144,25 @@ def commit_batch(store, change: Change, message: str, body: str, *, attempts: in
             return oid
         time.sleep(min(0.05, 0.001 * (attempt + 1)) * random.random())
     return store.commit(change, message)  # raises StoreBusy the ordinary way if the ref keeps moving
+
+
+def commit_on(store, parent: pygit2.Commit | None, change: Change, message: str):
+    """`change` written by fast-import on `parent` (a big reclaim, a restore), the ref moved
+    to it only from `parent`: (True, the commit, or None when it changed nothing), (False,
+    None) when the ref had moved, or None when fast-import could not write it."""
+    from lessons.store import _audit_body
+
+    if parent is None or len(change.puts) + len(change.deletes) < MIN_BULK_FILES or not available():
+        return None
+    try:
+        made = write_commit(store.common_dir, parent, change, message.rstrip("\n") + "\n" + _audit_body(change),
+                            store.signature())
+    except ValueError:
+        return None
+    if made is None:
+        return None
+    oid = pygit2.Oid(hex=made)
+    if store.repo[oid].peel(pygit2.Commit).tree.id == parent.tree.id:
+        return True, None
+    return (True, oid) if store.compare_and_swap(parent.id, oid, message.splitlines()[0]) else (False, None)
+
