@@ -146,16 +146,14 @@ def commit_batch(store, change: Change, message: str, body: str, *, attempts: in
     return store.commit(change, message)  # raises StoreBusy the ordinary way if the ref keeps moving
 
 
-def commit_on(store, parent: pygit2.Commit | None, change: Change, message: str):
+def commit_on(store, parent: pygit2.Commit | None, change: Change, message: str, body: str):
     """`change` written by fast-import on `parent` (a big reclaim, a restore), the ref moved
     to it only from `parent`: (True, the commit, or None when it changed nothing), (False,
     None) when the ref had moved, or None when fast-import could not write it."""
-    from lessons.store import _audit_body
-
     if parent is None or len(change.puts) + len(change.deletes) < MIN_BULK_FILES or not available():
         return None
     try:
-        made = write_commit(store.common_dir, parent, change, message.rstrip("\n") + "\n" + _audit_body(change),
+        made = write_commit(store.common_dir, parent, change, message.rstrip("\n") + "\n" + body,
                             store.signature())
     except ValueError:
         return None
