@@ -110,6 +110,12 @@ _CLEAN_TEXTS = 8192
 _CLEAN_CHARS = 65536  # a long log is redacted once anyway; kept, a few would hold megabytes
 
 
+def forget_judged() -> None:
+    """Forget every text judged so far, so the next `redact` does the work (a benchmark times it)."""
+    _CLEAN.clear()
+    _redact_short.cache_clear()
+
+
 # Records repeat their short values (a slug, a class, a timestamp) thousands of times in a
 # bulk import, and every field of every record is redacted: a short text is judged once.
 _CACHED_CHARS = 512
