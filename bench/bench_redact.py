@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lessons.redact import redact  # noqa: E402
+from lessons.redact import forget_judged, redact  # noqa: E402
 
 LINE = "2026-12-01 09:00:00 INFO tests/test_calc.py::test_add PASSED in 0.01s (worker 3)\n"
 
@@ -45,6 +45,7 @@ HOSTILE: dict[str, Callable[[int], str]] = {
 def timed(text: str, rounds: int) -> float:
     best = float("inf")
     for _ in range(rounds):
+        forget_judged()  # a text redaction has judged is not judged again: time the judging
         start = time.perf_counter()
         redact(text)
         best = min(best, time.perf_counter() - start)

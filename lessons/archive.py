@@ -17,9 +17,10 @@ from typing import TypeVar
 
 import pygit2
 
+from lessons import bulk
 from lessons.errors import CorruptRecord, StoreBusy
 from lessons.records import ReadResult, decode, fold, iter_record_files, read_files
-from lessons.store import Change, Store
+from lessons.store import Change, Store, _audit_body
 
 ARCHIVE = "archive"
 P = TypeVar("P")
@@ -100,6 +101,13 @@ def commit_planned(store: Store, plan_at: Callable[[pygit2.Commit | None], tuple
         if change.is_empty():
             return plan, None
         expected = tip.id if tip is not None else None
+        # Hundreds of moves (a reclaim after a big import) go through fast-import: one pack.
+        fast = bulk.commit_on(store, tip, change, message_of(plan), _audit_body(change))
+        if fast is not None:
+            landed, made = fast
+            if landed:
+                return plan, None if made is None else str(made)
+            continue  # the tip moved: plan again on the new one
 
         def only_on_planned_tip(now_tip: pygit2.Commit | None, change: Change = change,
                                 expected: pygit2.Oid | None = expected) -> Change:

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pygit2.enums import ObjectType
+
 from lessons.errors import InvalidInput
 from lessons.jsontext import loads as loads_json
 from lessons.lesson import COLLECTION, RESOLUTIONS, UNKNOWN
@@ -166,6 +168,11 @@ def parse_files(paths: Sequence[Path]) -> list[dict]:
     A line repeated exactly (same id, same content) is one lesson; the same id with
     other content is refused.
     """
+    return list(_checked(paths))
+
+
+def _checked(paths: Sequence[Path]) -> Iterator[dict]:
+    """The lessons of `parse_files`, each as soon as its line is read."""
     lessons: dict[str, dict] = {}
     where_of: dict[str, str] = {}
     for path in paths:
@@ -183,25 +190,28 @@ def parse_files(paths: Sequence[Path]) -> list[dict]:
             if first is not None and first != lesson:
                 msg = f"{where}: id {lesson['id']} was already used, with other content, at {where_of[lesson['id']]}"
                 raise InvalidInput(msg, hint="nothing was imported; every lesson needs its own id")
-            lessons.setdefault(lesson["id"], lesson)
-            where_of.setdefault(lesson["id"], where)
-    return list(lessons.values())
+            if first is None:
+                lessons[lesson["id"]] = lesson
+                where_of[lesson["id"]] = where
+                yield lesson
 
 
 def import_lessons(store: Store, paths: Sequence[Path], *, batch_size: int = BATCH_SIZE) -> ImportResult:
     """Check every line of every file, then write the lessons in batch commits."""
-    lessons = parse_files(paths)
+    # Each lesson is encoded as soon as it is read, while its redacted text is the one
+    # redaction has just judged (see `lessons.redact`); nothing is written before the last line.
+    lessons = [(lesson["id"], encode(lesson)) for lesson in _checked(paths)]
     tip = store.commit_at()
+    tree = tip.tree if tip is not None else None
     new: list[tuple[str, bytes]] = []
     unchanged = 0
-    for lesson in lessons:
-        path = record_path(COLLECTION, lesson["id"])
-        data = encode(lesson)
-        existing = store.read_bytes(path, tip) if tip is not None else None
+    for rec_id, data in lessons:
+        path = record_path(COLLECTION, rec_id)
+        existing = _file_at(store, tree, path)
         if existing == data:
             unchanged += 1
         elif existing is not None:
-            msg = f"lesson {lesson['id']} is already in the store with other content"
+            msg = f"lesson {rec_id} is already in the store with other content"
             raise InvalidInput(msg, hint="records are add-only; give the imported lesson another id (or none)")
         else:
             new.append((path, data))
@@ -209,6 +219,18 @@ def import_lessons(store: Store, paths: Sequence[Path], *, batch_size: int = BAT
     commits = commit_all_or_nothing(store, new, f"failres: import {len(new)} lessons from {names}", batch_size)
     return ImportResult(tuple(str(p) for p in paths), len(lessons), len(new), unchanged,
                         tuple(str(c) for c in commits))
+
+
+def _file_at(store: Store, tree, path: str) -> bytes | None:
+    """The bytes of the file at `path` in `tree`; None when there is none (one tree read for a whole import)."""
+    if tree is None:
+        return None
+    try:
+        entry = tree[path]
+    except KeyError:
+        return None
+    obj = store.repo[entry.id]
+    return obj.data if obj.type == ObjectType.BLOB else None
 
 
 def commit_all_or_nothing(store: Store, puts: Sequence[tuple[str, bytes]], message: str,
@@ -219,26 +241,51 @@ def commit_all_or_nothing(store: Store, puts: Sequence[tuple[str, bytes]], messa
     where it was: the batches are unreachable objects until the single compare-and-swap
     that makes all of them the store. A writer that moved the tip meanwhile costs a rebuild.
     """
+    from lessons import bulk
     from lessons.errors import StoreBusy
     from lessons.store import _audit_body
 
     if not puts:
         return []
     store.require()
+    changes = [Change(dict(puts[first:first + batch_size])) for first in range(0, len(puts), batch_size)]
+    texts = [f"{message} (batch {n + 1})\n" + _audit_body(change) for n, change in enumerate(changes)]
+    fast = len(puts) >= bulk.MIN_BULK_FILES and bulk.available()
     for _ in range(attempts):
         parent = store.commit_at()
         start = parent.id if parent is not None else None
-        tree = parent.tree if parent is not None else None
-        chain, last = [], start
-        for first in range(0, len(puts), batch_size):
-            change = Change(dict(puts[first:first + batch_size]))
-            tree_id = store.apply(tree, change)
-            text = f"{message} (batch {len(chain) + 1})\n" + _audit_body(change)
-            signature = store.signature()
-            last = store.repo.create_commit(None, signature, signature, text, tree_id, [last] if last else [])
-            chain.append(last)
-            tree = store.repo[tree_id]
-        if store.compare_and_swap(start, last, message):
+        chain = _fast_chain(store, parent, changes, texts) if fast else None
+        if chain is None:
+            fast = False  # git could not write it: object by object, the same commits
+            chain = _plain_chain(store, parent, changes, texts)
+        if store.compare_and_swap(start, chain[-1], message):
             return chain
     msg = f"the store ref {store.ref} kept moving; gave up after {attempts} attempts"
     raise StoreBusy(msg, hint="nothing was imported; run the command again")
+
+
+def _fast_chain(store: Store, parent, changes: list[Change], texts: list[str]) -> list | None:
+    """The batches as one chain written by `git fast-import` (one pack); None when git failed."""
+    import pygit2
+
+    from lessons import bulk
+
+    try:
+        made = bulk.write_chain(store.common_dir, parent, list(zip(changes, texts, strict=True)), store.signature())
+    except ValueError:  # a path fast-import cannot take
+        return None
+    return None if made is None else [pygit2.Oid(hex=oid) for oid in made]
+
+
+def _plain_chain(store: Store, parent, changes: list[Change], texts: list[str]) -> list:
+    """The batches as a chain of commits written through libgit2, none of them on a ref yet."""
+    tree = parent.tree if parent is not None else None
+    last = parent.id if parent is not None else None
+    chain = []
+    for change, text in zip(changes, texts, strict=True):
+        tree_id = store.apply(tree, change)
+        signature = store.signature()
+        last = store.repo.create_commit(None, signature, signature, text, tree_id, [last] if last else [])
+        chain.append(last)
+        tree = store.repo[tree_id]
+    return chain

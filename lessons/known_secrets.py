@@ -22,6 +22,11 @@ def remember_secret_values(values) -> None:
         _values = _values | frozenset(v for v in values if v)
 
 
+def known_values() -> frozenset[str]:
+    """The values remembered now; a new set (never the same object) after every `remember_secret_values`."""
+    return _values
+
+
 def replace_known(text: str) -> str:
     """`text` with every remembered value replaced by the marker; the longest first, so a value
     that holds another is not cut in two."""

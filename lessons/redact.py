@@ -47,11 +47,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from lessons.known_secrets import replace_known
+from lessons.known_secrets import known_values, replace_known
+from lessons.secret_gates import candidates
 from lessons.secret_shapes import (
     BOUNDED_VALUE,
     MARKER,
-    PATTERNS,
     VALUE_AFTER_SEPARATOR,
     SecretPattern,
     hints_at_credential,
@@ -89,10 +89,31 @@ def redact(text: str) -> str:
     neighbour looks like (`AccountKey=<key>(` read as a function call before, as a
     value after), and a second `redact` of a record must change nothing.
     """
+    known = known_values()
+    if _CLEAN.get(text) is known:
+        return text
     text = replace_known(text)
-    if len(text) <= _CACHED_CHARS:
-        return _redact_short(text)
-    return _redact_passes(text)
+    clean, settled = _redact_short(text) if len(text) <= _CACHED_CHARS else _redact_passes(text)
+    if settled and len(clean) <= _CLEAN_CHARS and not any(value in clean for value in known):
+        if len(_CLEAN) >= _CLEAN_TEXTS:
+            _CLEAN.clear()
+        _CLEAN[clean] = known
+    return clean
+
+
+# What `redact` returned lately, with the known values it was redacted against: redacting
+# it again changes nothing (every pass ran to a text with no secret left), so a text
+# redacted on the way in and again on the way to bytes (a message, then its record) is
+# judged once. A value remembered later makes a new set, and the entries no longer match.
+_CLEAN: dict[str, frozenset[str]] = {}
+_CLEAN_TEXTS = 8192
+_CLEAN_CHARS = 65536  # a long log is redacted once anyway; kept, a few would hold megabytes
+
+
+def forget_judged() -> None:
+    """Forget every text judged so far, so the next `redact` does the work (a benchmark times it)."""
+    _CLEAN.clear()
+    _redact_short.cache_clear()
 
 
 # Records repeat their short values (a slug, a class, a timestamp) thousands of times in a
@@ -101,17 +122,18 @@ _CACHED_CHARS = 512
 
 
 @functools.lru_cache(maxsize=16384)
-def _redact_short(text: str) -> str:
+def _redact_short(text: str) -> tuple[str, bool]:
     return _redact_passes(text)
 
 
-def _redact_passes(text: str) -> str:
+def _redact_passes(text: str) -> tuple[str, bool]:
+    """The text with its secrets replaced, and whether a last pass found nothing more."""
     for _ in range(_MAX_PASSES):
         redacted = _redact_once(text)
         if redacted == text:
-            break
+            return text, True
         text = redacted
-    return text
+    return text, False
 
 
 def _redact_once(text: str) -> str:
@@ -147,9 +169,10 @@ def redact_value(value: object) -> object:
 
 def find_secrets(text: str) -> list[Finding]:
     """Every secret in `text`, in order, overlaps merged (the more specific kind wins)."""
-    markers = [match.span() for match in MARKER.finditer(text)]
+    markers = [match.span() for match in MARKER.finditer(text)] if "[REDACTED:" in text else []
     spans: list[tuple[int, int, int, str]] = []
-    for rank, pattern in enumerate(PATTERNS):
+    # Only the shapes the text can hold are run (see `lessons.secret_gates`): the rest would find nothing.
+    for rank, pattern in candidates(text):
         for kind, start, end in _matches(pattern, text, markers):
             for piece_start, piece_end in _outside_markers(start, end, markers):
                 spans.append((piece_start, piece_end, rank, kind))
@@ -240,8 +263,12 @@ def _merge(spans: list[tuple[int, int, int, str]]) -> list[Finding]:
     return findings
 
 
+# Records repeat the same few keys: each key's name is judged once.
+_secret_key = functools.lru_cache(maxsize=4096)(is_secret_name)
+
+
 def _redact_field(key: object, value: object) -> object:
-    if isinstance(key, str) and isinstance(value, str) and is_secret_name(key) and not kept_value(key, value):
+    if isinstance(key, str) and isinstance(value, str) and _secret_key(key) and not kept_value(key, value):
         return "[REDACTED:assignment]"
     return redact_value(value)
 

@@ -41,3 +41,33 @@ def test_a_fast_import_batch_writes_exactly_the_tree_and_message_of_an_ordinary_
     assert git(tops[0], "count-objects", "-v").count("packs: 1") == 1  # one pack, not 700 loose blobs
     # On top of the store's tip like any write: root, the first record, the batch.
     assert int(git(tops[0], "rev-list", "--count", "refs/failres/store")) == 3
+
+
+def reclaimed_tree(top: Path, monkeypatch, *, bulk_from: int) -> tuple[str, str]:
+    from datetime import UTC, datetime
+
+    from lessons.capacity import consolidate
+    from lessons.policy import Policy
+
+    git(top, "init", "-q", "-b", "main")
+    store = Store(top)
+    store.create()
+    monkeypatch.setattr(bulk, "MIN_BULK_FILES", 10**9)
+    store.commit_batches(lessons(800), "failres: import", batch_size=1000)
+    monkeypatch.setattr(bulk, "MIN_BULK_FILES", bulk_from)
+    done = consolidate(store, Policy(max_lessons=100), now=datetime(2030, 1, 1, tzinfo=UTC), names=("lessons",))
+    assert done.commits and sum(len(p.evicted) for p in done.plans) > 500
+    return git(top, "rev-parse", "refs/failres/store^{tree}").strip(), git(top, "log", "-1", "--format=%B",
+                                                                             "refs/failres/store")
+
+
+def test_a_reclaim_of_hundreds_of_records_through_fast_import_moves_what_an_ordinary_one_does(tmp_path, monkeypatch):
+    fast_top, plain_top = tmp_path / "fast", tmp_path / "plain"
+    fast_top.mkdir()
+    plain_top.mkdir()
+    fast = reclaimed_tree(fast_top, monkeypatch, bulk_from=500)
+    plain = reclaimed_tree(plain_top, monkeypatch, bulk_from=10**9)
+    assert fast == plain and "archive/lessons/" in fast[1]
+    assert git(fast_top, "for-each-ref", "refs/failres/bulk").strip() == ""
+    assert "packs: 1" in git(fast_top, "count-objects", "-v")  # the moves went through fast-import
+    git(fast_top, "fsck", "--strict", "--no-dangling")
