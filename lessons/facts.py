@@ -51,7 +51,7 @@ from lessons.records import (
     read_record,
     record_put,
 )
-from lessons.redact import redact
+from lessons.redaction.redact import redact
 from lessons.store import Change, Store
 
 COLLECTION = "facts"

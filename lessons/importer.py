@@ -29,7 +29,7 @@ from lessons.errors import InvalidInput
 from lessons.jsontext import loads as loads_json
 from lessons.lesson import COLLECTION, RESOLUTIONS, UNKNOWN
 from lessons.records import derived_id, encode, record_path
-from lessons.redact import redact
+from lessons.redaction.redact import redact
 from lessons.signature import signature as make_signature
 from lessons.store import Change, Store
 

@@ -29,7 +29,7 @@ def package_of(files: Sequence[str]) -> str:
 
 def make_lesson(*, slug: str, task: str, fail_class: str, message: str, files: Sequence[str],
                 int_head: str, snapshot: str | None, ts: str | None = None, **extra: object) -> dict:
-    from lessons.redact import redact
+    from lessons.redaction.redact import redact
 
     clean = redact(message)
     doc = {

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from lessons.errors import InvalidInput, LessonsError
-from lessons.redact import redact
+from lessons.redaction.redact import redact
 
 PROVIDER_KINDS = ("none", "command", "http")
 DEFAULT_TIMEOUT = 300.0

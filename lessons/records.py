@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 import pygit2
 
 from lessons.errors import CorruptRecord, InvalidInput
-from lessons.redact import redact_value
+from lessons.redaction.redact import redact_value
 from lessons.store import Change, Store
 
 _ID = re.compile(r"^[0-9a-f]{16}$")

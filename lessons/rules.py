@@ -33,7 +33,7 @@ import tomli_w
 
 from lessons.errors import CorruptRecord, InvalidInput
 from lessons.ledger import fnv1a64
-from lessons.redact import redact_value
+from lessons.redaction.redact import redact_value
 from lessons.store import Store
 
 log = logging.getLogger(__name__)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from lessons.redact import redact
+from lessons.redaction.redact import redact
 
 MAX_SIGNATURE_TEXT = 300
 # A single replacement pass can create the context another rule needs (a path replaced

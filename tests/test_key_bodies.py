@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from lessons.redact import find_secrets, redact
+from lessons.redaction.redact import find_secrets, redact
 from project import Project
 
 # First lines of private keys as `ssh-keygen` and `openssl` write them: the structure of

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lessons.redact import Finding, find_secrets, is_secret_name, redact, redact_value
+from lessons.redaction.redact import Finding, find_secrets, is_secret_name, redact, redact_value
 
 DATA = Path(__file__).parent / "data"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from lessons.redact import is_secret_bearing_path, redacted_head, redacted_tail, without_cut_word
+from lessons.redaction.redact import is_secret_bearing_path, redacted_head, redacted_tail, without_cut_word
 from project import Project
 
 HEAD_CUT = "ghp_R4nd0mT0k3nV4lu3Zq8Wn2Lk5Pd7Xc9Vb1Mj4"  # its first 19 characters fit a 200-character summary

@@ -215,7 +215,7 @@ def link_problem(path: str, target: str, allow: Sequence[str], protected: Sequen
 
 
 def _snapshot_may_hold(path: str) -> bool:
-    from lessons.redact import is_secret_bearing_path
+    from lessons.redaction.redact import is_secret_bearing_path
 
     return not is_secret_bearing_path(path)
 

@@ -46,7 +46,7 @@ from failres.gitops.verify import ObjectsPoisoned
 from failres.journal import read_journal
 from failres.sandbox.world import SeatWorld
 from failres.engine.dispatch_logs import RunLogs, run_id
-from lessons.redact import redact
+from lessons.redaction.redact import redact
 
 EXACT_PATCH_RED = "exact-patch-red"
 log = logging.getLogger("failres.loop")

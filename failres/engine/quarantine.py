@@ -25,7 +25,7 @@ from failres.engine.taxonomy import FIXER_SCOPE_VIOLATION, REPEATED_FAILURE_STOP
 from failres.journal import event_put, make_event, sequence
 from lessons.lesson import lesson_put, make_lesson
 from lessons.records import change_of, new_id
-from lessons.redact import is_secret_bearing_path, redact
+from lessons.redaction.redact import is_secret_bearing_path, redact
 from lessons.signature import signature as make_signature
 
 log = logging.getLogger("failres.quarantine")

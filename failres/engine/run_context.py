@@ -174,7 +174,7 @@ class RunContext:
         """Give the new workspace the included files and the run a port of its own."""
         from failres.engine.ports import lease_port
         from failres.gitops.workspace_include import copy_included, included_paths, secret_values
-        from lessons.known_secrets import remember_secret_values
+        from lessons.redaction.known_secrets import remember_secret_values
 
         patterns = self.config.workspace.include
         if patterns:

@@ -32,7 +32,7 @@ from failres.engine.taxonomy import (
 )
 from failres.gitops.branches import commit_tree, move_branch
 from failres.config.placeholders import render_command
-from lessons.redact import redact
+from lessons.redaction.redact import redact
 
 EXACT_PATCH_RED = "exact-patch-red"
 NO_CHANGE = "no change was needed: the gate is green at the start"

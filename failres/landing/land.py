@@ -29,7 +29,7 @@ from failres.gitops.git import first_error_line, identity_config, run_git, try_g
 from failres.journal import read_journal
 from failres.landing.outcome_labels import StampResult, landing_summary, stamp_task
 from failres.landing.trailers import TASK_TRAILER_KEY
-from lessons.redact import redact
+from lessons.redaction.redact import redact
 from lessons.store import Store, store_signature
 
 

@@ -1,6 +1,6 @@
 """What a key's body encodes: private keys told from public ones without their BEGIN line.
 
-`lessons.secret_shapes` finds runs of base64 that may be key material; this module
+`lessons.redaction.secret_shapes` finds runs of base64 that may be key material; this module
 decides from the bytes. A body line of a key whose BEGIN and END lines are both gone
 (a lone line in a log, a message that is one line of a key) is told apart by what it
 encodes, not by its look: a DER private key starts SEQUENCE { INTEGER 0..3 } (PKCS#1

@@ -47,8 +47,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from lessons.known_secrets import replace_known
-from lessons.secret_shapes import (
+from lessons.redaction.known_secrets import replace_known
+from lessons.redaction.secret_shapes import (
     BOUNDED_VALUE,
     MARKER,
     PATTERNS,

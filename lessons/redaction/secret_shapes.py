@@ -1,6 +1,6 @@
 """The shapes secrets take, and the decisions that tell them from look-alikes.
 
-`lessons.redact` runs these over every text before it is written; this module is
+`lessons.redaction.redact` runs these over every text before it is written; this module is
 the table it runs. Patterns go most specific first: where two overlap, the
 earlier kind is the one reported. Each shape here was added for text that
 really reached a record (see the canary corpus, tests/data/secret_canaries.txt,
@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from lessons.key_bodies import after_ssh_key_type, der_body_is_private, inside_public_block, wrapped_pem_is_public
+from lessons.redaction.key_bodies import after_ssh_key_type, der_body_is_private, inside_public_block, wrapped_pem_is_public
 
 
 @dataclass(frozen=True)
