@@ -30,8 +30,8 @@ from failres.hooks.install import install_hooks  # noqa: E402
 from failres.journal import event_put, make_event, sequence  # noqa: E402
 from lessons.importer import import_lessons  # noqa: E402
 from lessons.lesson import lesson_put, make_lesson  # noqa: E402
-from lessons.records import change_of  # noqa: E402
-from lessons.store import Store  # noqa: E402
+from lessons.storage.records import change_of  # noqa: E402
+from lessons.storage.store import Store  # noqa: E402
 
 CLASSES = ("gate-not-green-after-fixer", "fixer-scope-violation", "wrapper-engine-down", "seat-timeout")
 RESOLUTIONS = (["unknown"], ["scope-widened"], ["integration-head-moved"], None)

@@ -33,9 +33,9 @@ os.environ.update({"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "gc.auto", "GIT_
 
 import bench_store  # noqa: E402  (sets the bench's git identity)
 from lessons.lesson import stamp_put  # noqa: E402
-from lessons.records import change_of, record_put  # noqa: E402
+from lessons.storage.records import change_of, record_put  # noqa: E402
 from lessons.retrieval import relevant_lessons  # noqa: E402
-from lessons.store import Store  # noqa: E402
+from lessons.storage.store import Store  # noqa: E402
 
 ROWS = ("store append", "append at big vs small", "retrieval at big vs small", "scope check", "hook overhead",
         "sync of diverged stores", "tab completion", "tasks at once", "runners of one plan",
@@ -276,8 +276,8 @@ def import_row(root: Path, sizes: Sizes) -> Row:
     import_lessons(store, [lines])
     took = time.perf_counter() - start
     # The floor: the same records, already checked and encoded, written by git fast-import alone.
-    from lessons import bulk
-    from lessons.trees import Change
+    from lessons.storage import bulk
+    from lessons.storage.trees import Change
 
     tip = store.commit_at()
     records = {path: store.blob(oid) for path, oid in store.walk("lessons", tip)}

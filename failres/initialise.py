@@ -21,7 +21,7 @@ from failres.config.schema import read_text_file
 from failres.errors import UsageError
 from failres.hooks.install import HooksReport, install_hooks
 from failres.store_origin import store_to_take, take_store
-from lessons.store import Store
+from lessons.storage.store import Store
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ git does not fetch `refs/failres/`, so a fresh clone has no store while its
 remote holds every lesson, decision and journal of the team. An empty store
 made there would be unrelated to it: the first sync would merge two histories
 that share nothing, and until then every prompt would go without the team's
-lessons. So `init` looks for a remote that holds the store (`lessons.remote_copies`:
+lessons. So `init` looks for a remote that holds the store (`lessons.storage.remote_copies`:
 an already-fetched copy, or a repository on this machine; never the network)
 and takes it:
 
@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lessons.guard import existence_traces, missing_store_error
-from lessons.remote_copies import RemoteCopy, remote_copies
-from lessons.settle import join
-from lessons.store import Store
+from lessons.storage.guard import existence_traces, missing_store_error
+from lessons.storage.remote_copies import RemoteCopy, remote_copies
+from lessons.storage.settle import join
+from lessons.storage.store import Store
 
 
 def store_to_take(store: Store, prefer: str | None) -> RemoteCopy | None:

@@ -35,7 +35,7 @@ is a parent of the merge):
 - the same path written with different bytes: the one that parses, then the blob
   with the smaller id (a damaged remote never replaces a record that reads);
 - a record archived on one side, amended on the other: the amendment follows its
-  record into the archive (and back out, for a restore), see `lessons.settle`.
+  record into the archive (and back out, for a restore), see `lessons.storage.settle`.
 
 Syncs of one repository take turns (a lock in the git dir): two `git fetch`es
 updating the same remote-tracking refs at once would fail on git's ref locks.
@@ -59,8 +59,8 @@ import pygit2
 from failres.errors import Busy, GitError, UsageError
 from failres.gitops.git import first_error_line, try_git
 from lessons.errors import StoreDamaged
-from lessons.settle import join
-from lessons.store import Store
+from lessons.storage.settle import join
+from lessons.storage.store import Store
 
 SHARED_PREFIX = "refs/failres/"
 SNAPSHOT_PREFIX = "refs/failres/snapshots/"

@@ -18,8 +18,8 @@ from typing import TypeVar
 import pygit2
 
 from lessons.errors import CorruptRecord, StoreBusy
-from lessons.records import ReadResult, decode, fold, iter_record_files, read_files
-from lessons.store import Change, Store
+from lessons.storage.records import ReadResult, decode, fold, iter_record_files, read_files
+from lessons.storage.store import Change, Store
 
 ARCHIVE = "archive"
 P = TypeVar("P")

@@ -83,8 +83,8 @@ from lessons.retention import (
     pending_proposal_pins,
     proposal_retention,
 )
-from lessons.records import iter_record_files
-from lessons.store import Change, Store
+from lessons.storage.records import iter_record_files
+from lessons.storage.store import Change, Store
 
 log = logging.getLogger("lessons.capacity")
 

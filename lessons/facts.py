@@ -41,7 +41,7 @@ from lessons.policy import (
     is_consolidation_candidate,
     reaches_archive,
 )
-from lessons.records import (
+from lessons.storage.records import (
     Put,
     amendment_put,
     change_of,
@@ -52,7 +52,7 @@ from lessons.records import (
     record_put,
 )
 from lessons.redaction.redact import redact
-from lessons.store import Change, Store
+from lessons.storage.store import Change, Store
 
 COLLECTION = "facts"
 DEFAULT_CONFIDENCE = 1.0  # a person (or tool) stating a fact outright

@@ -28,10 +28,10 @@ from pathlib import Path
 from lessons.errors import InvalidInput
 from lessons.jsontext import loads as loads_json
 from lessons.lesson import COLLECTION, RESOLUTIONS, UNKNOWN
-from lessons.records import derived_id, encode, record_path
+from lessons.storage.records import derived_id, encode, record_path
 from lessons.redaction.redact import redact
 from lessons.signature import signature as make_signature
-from lessons.store import Change, Store
+from lessons.storage.store import Change, Store
 
 REQUIRED = ("ts", "slug", "task", "failClass", "message")
 OPTIONAL = ("id", "signature", "package", "snapshotBundle", "intHead", "resolved_by", "resolved_at")
@@ -220,7 +220,7 @@ def commit_all_or_nothing(store: Store, puts: Sequence[tuple[str, bytes]], messa
     that makes all of them the store. A writer that moved the tip meanwhile costs a rebuild.
     """
     from lessons.errors import StoreBusy
-    from lessons.store import _audit_body
+    from lessons.storage.store import _audit_body
 
     if not puts:
         return []

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import pygit2
 
 from lessons.errors import InvalidInput
-from lessons.records import Put, change_of, content_id, now_ts, read_collection, record_path, record_put
-from lessons.store import Change, Store
+from lessons.storage.records import Put, change_of, content_id, now_ts, read_collection, record_path, record_put
+from lessons.storage.store import Change, Store
 
 COLLECTION = "validations"
 # What a run or a probe can measure. `committed`/`quarantined` come from the task

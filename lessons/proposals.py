@@ -28,7 +28,7 @@ import pygit2
 from lessons.errors import InvalidInput
 from lessons.learning.candidates import changed_rules, evidence_key
 from lessons.learning.store_io import processed_put
-from lessons.records import (
+from lessons.storage.records import (
     amendment_put,
     change_of,
     content_id,
@@ -53,7 +53,7 @@ from lessons.rules import (
     rules_path,
     rules_toml,
 )
-from lessons.store import Change, Store
+from lessons.storage.store import Change, Store
 
 COLLECTION = "proposals"
 STATUSES = ("pending", "accepted", "rejected", "rejected_by_gate")

@@ -14,8 +14,8 @@ from datetime import datetime
 import pygit2
 
 from lessons.policy import Policy, age_days, decayed_confidence, is_consolidation_candidate
-from lessons.records import read_collection
-from lessons.store import Store
+from lessons.storage.records import read_collection
+from lessons.storage.store import Store
 
 Retention = Callable[[Mapping[str, object], "RankContext"], tuple]
 

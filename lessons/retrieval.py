@@ -3,7 +3,7 @@
 Each query is one function with the signature its callers rely on, so a faster
 backing (a derived index brought up to date from the store's tree diff) can
 replace the body without touching a caller. Each asks the store index
-(`lessons.index`), which costs the same whatever the store's size, and falls back
+(`lessons.storage.index`), which costs the same whatever the store's size, and falls back
 to reading the collection from the tip of the store when the index cannot answer.
 
 Order is part of the answer: newest first, ties broken by id, so the same store
@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from lessons.index import StoreIndex, answer
+from lessons.storage.index import StoreIndex, answer
 from lessons.lesson import COLLECTION as LESSONS
 from lessons.lesson import newest_first
-from lessons.records import read_collection
-from lessons.store import Store
+from lessons.storage.records import read_collection
+from lessons.storage.store import Store
 
 # The decisions collection belongs to the engine that raises decisions; its name is
 # all the library needs to read it.

@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 
 from lessons.errors import InvalidInput
-from lessons.records import derived_id
+from lessons.storage.records import derived_id
 from lessons.rules import Rule, one_line
 
 

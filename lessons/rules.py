@@ -34,7 +34,7 @@ import tomli_w
 from lessons.errors import CorruptRecord, InvalidInput
 from lessons.ledger import fnv1a64
 from lessons.redaction.redact import redact_value
-from lessons.store import Store
+from lessons.storage.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -183,7 +183,7 @@ def rules_toml(rules: Sequence[Rule], domain: str) -> bytes:
         "# (git failres proposals accept). Retired rules stay as evidence and are never shown\n"
         "# to a seat. To undo an acceptance: git failres undo <that store commit>.\n\n"
     )
-    # Redacted exactly as a record is (`lessons.records.encode`), so the file an
+    # Redacted exactly as a record is (`lessons.storage.records.encode`), so the file an
     # acceptance writes equals the proposal's rules, field for field.
     body = tomli_w.dumps({"rules": [redact_value(r.to_dict()) for r in rules]})
     return (header + body).encode("utf-8")

@@ -89,7 +89,7 @@ def plain_repo(tmp_path: Path) -> Path:
 def repo(plain_repo: Path) -> Path:
     """A real repository on branch main with one commit and an empty store, as `git failres init`
     creates it (a write never creates a store)."""
-    from lessons.store import Store
+    from lessons.storage.store import Store
 
     Store(plain_repo).create()
     return plain_repo

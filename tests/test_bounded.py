@@ -9,8 +9,8 @@ from pathlib import Path
 from conftest import git
 from lessons.capacity import count_records, journal_pins
 from lessons.lesson import lesson_put, make_lesson, stamp_put
-from lessons.records import change_of
-from lessons.store import Store
+from lessons.storage.records import change_of
+from lessons.storage.store import Store
 from test_land import IDLE, LoopProject
 from test_learning_budget import steer_session, write_sessions
 from test_sync import make_clone, make_remote

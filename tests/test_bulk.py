@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import git
-from lessons import bulk
-from lessons.records import change_of, record_put
-from lessons.store import Store
+from lessons.storage import bulk
+from lessons.storage.records import change_of, record_put
+from lessons.storage.store import Store
 
 
 def lessons(count: int) -> list:

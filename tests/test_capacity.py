@@ -24,8 +24,8 @@ from lessons.capacity import (
 )
 from lessons.lesson import lesson_put, make_lesson, stamp_put
 from lessons.policy import Policy
-from lessons.records import amendment_put, change_of, make_amendment
-from lessons.store import Store
+from lessons.storage.records import amendment_put, change_of, make_amendment
+from lessons.storage.store import Store
 from project import FIXED, Project
 
 NOW = datetime(2030, 6, 1, tzinfo=UTC)
@@ -245,7 +245,7 @@ def test_counting_reads_tree_names_not_blobs(store: Store):
     write_lessons(store, [lesson(n) for n in range(3)])
     # An amendment beside a record is not a record; a record whose bytes are garbage still is one.
     store.commit(change_of([amendment_put("lessons", f"{0:016x}", make_amendment(f"{0:016x}", {"x": 1}))]), "t")
-    from lessons.store import Change
+    from lessons.storage.store import Change
 
     store.commit(Change({"lessons/ff/ff/ffffffffffffffff.json": b"not json"}), "t")
     assert count_records(store, "lessons") == 4

@@ -10,8 +10,8 @@ import pytest
 
 from conftest import git, run_failres
 from failres.journal import EVENT_FIELDS, event_put, make_event, read_journal, sequence
-from lessons.records import change_of
-from lessons.store import Store
+from lessons.storage.records import change_of
+from lessons.storage.store import Store
 
 
 def test_init_writes_a_config_that_loads_and_creates_the_store(plain_repo: Path, cli) -> None:
@@ -144,7 +144,7 @@ def test_a_corrupt_journal_record_is_reported_and_skipped(repo: Path, cli) -> No
     store = Store(repo)
     good = make_event("task-started", "rr", "t1", intHead="c" * 40)
     store.commit(change_of([event_put(good)]), "failres: e")
-    from lessons.store import Change
+    from lessons.storage.store import Change
 
     store.commit(Change({"journal/rr/00/00/0000000000000000.json": b"\x00garbage"}), "failres: torn")
     result = cli(repo, "journal", "rr", "--json")

@@ -20,7 +20,7 @@ import pytest
 
 from conftest import git
 from lessons.lesson import read_lessons
-from lessons.store import Store
+from lessons.storage.store import Store
 from project import BROKEN, CHECK, FIXED, Project
 
 

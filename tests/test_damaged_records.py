@@ -14,7 +14,7 @@ import pytest
 
 from conftest import git, run_failres
 from failres.decisions.records import decision_put, make_decision
-from lessons.records import change_of
+from lessons.storage.records import change_of
 from test_land import ASK_FOR_DOCS, FIX_WITH_DOCS, LoopProject
 
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import git
 from failres.decisions.records import decision_put, make_decision, read_decisions, widened_files
 from failres.decisions.resolver_prompt import DATA_HEADING, json_objects_in, parse_scope_reply, render_resolver_prompt
-from lessons.records import change_of
+from lessons.storage.records import change_of
 from test_land import ASK_FOR_DOCS, FIX_WITH_DOCS, LoopProject
 
 TOUCH_DOCS = {"write": {"docs/notes.md": "edited out of scope\n"}}

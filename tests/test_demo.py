@@ -14,7 +14,7 @@ from conftest import run_failres
 from failres.decisions.records import read_decisions
 from failres.journal import read_journal
 from lessons.lesson import read_lessons
-from lessons.store import Store
+from lessons.storage.store import Store
 
 
 @pytest.fixture(scope="module")

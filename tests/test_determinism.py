@@ -18,7 +18,7 @@ from lessons.facts import set_fact
 from lessons.ledger import record_outcome
 from lessons.policy import Policy
 from lessons.rules import rules_in_force
-from lessons.store import Store
+from lessons.storage.store import Store
 from test_learning_budget import refusal_session, steer_session, write_sessions
 
 START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)

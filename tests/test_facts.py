@@ -22,7 +22,7 @@ from lessons.facts import (
     word_similarity,
 )
 from lessons.policy import Policy, decayed_confidence
-from lessons.store import Store
+from lessons.storage.store import Store
 
 DAY0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 

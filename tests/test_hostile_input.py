@@ -131,8 +131,8 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Project:
 
     from conftest import IDENTITY
     from failres.decisions.records import decision_put, make_decision
-    from lessons.records import change_of
-    from lessons.store import Store
+    from lessons.storage.records import change_of
+    from lessons.storage.store import Store
 
     saved = {key: os.environ.get(key) for key in IDENTITY}
     os.environ.update(IDENTITY)

@@ -10,7 +10,7 @@ import pytest
 from conftest import git
 from lessons.importer import import_lessons
 from lessons.lesson import read_lessons
-from lessons.store import Store
+from lessons.storage.store import Store
 
 LINE = {"ts": "2030-01-02T03:04:05.123Z", "slug": "release-readiness", "task": "t16",
         "failClass": "gate-not-green-after-fixer", "message": "gate0 failed in /tmp/tmp.Xa81kq/worktree after 12.5s"}

@@ -14,12 +14,12 @@ import pytest
 from conftest import ROOT, git
 from failres.decisions.records import answer_put, decision_put, make_decision
 from failres.journal import event_order, event_put, make_event
-from lessons.index import StoreIndex, answer, index_path, parse_record_path
+from lessons.storage.index import StoreIndex, answer, index_path, parse_record_path
 from lessons.lesson import lesson_put, make_lesson, stamp_put
-from lessons.records import change_of, read_collection
+from lessons.storage.records import change_of, read_collection
 from lessons.retrieval import relevant_lessons
-from lessons.store import Change, Store
-from lessons.history import undo_commit
+from lessons.storage.store import Change, Store
+from lessons.storage.history import undo_commit
 
 # ---- the oracle: the same questions answered by reading every record file ----
 
@@ -178,7 +178,7 @@ def test_a_corrupt_record_file_is_skipped_and_reported(store: Store) -> None:
 
 
 def test_the_tree_diff_lists_what_a_full_libgit2_diff_lists(store: Store) -> None:
-    from lessons.treediff import tree_changes
+    from lessons.storage.treediff import tree_changes
 
     before = store.commit_at()
     first = store_lessons(store)[0]
@@ -267,7 +267,7 @@ def test_a_deleted_store_ref_answers_empty_and_the_index_keeps_where_the_store_w
     git(Path(store.repo.workdir), "update-ref", "-d", "refs/failres/store")
     assert relevant_lessons(store, "gate-not-green-after-fixer") == []  # answered by the (missing) store
     with StoreIndex.open(store) as index:
-        assert index.indexed() == (True, tip)  # evidence for `lessons.guard`, not emptied
+        assert index.indexed() == (True, tip)  # evidence for `lessons.storage.guard`, not emptied
 
 
 # ---- many processes ----
@@ -276,10 +276,10 @@ WORKER = textwrap.dedent(
     """
     import sys
     sys.path.insert(0, {root!r})
-    from lessons.index import StoreIndex
+    from lessons.storage.index import StoreIndex
     from lessons.lesson import lesson_put, make_lesson, stamp_put
-    from lessons.records import change_of
-    from lessons.store import Store
+    from lessons.storage.records import change_of
+    from lessons.storage.store import Store
 
     store = Store(sys.argv[1])
     worker = sys.argv[2]

@@ -10,8 +10,8 @@ import pytest
 
 from failres.inert import inert, is_inert
 from failres.journal import event_put, make_event
-from lessons.records import change_of
-from lessons.store import Store
+from lessons.storage.records import change_of
+from lessons.storage.store import Store
 from project import FIXED, Project
 
 TITLE = "\x1b]0;pwned\x07"  # retitles a terminal window

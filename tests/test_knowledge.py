@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lessons.ledger import read_validations
-from lessons.store import Change, Store
+from lessons.storage.store import Change, Store
 from project import FIXED, Project
 
 USER_RULES = b'[[rules]]\ntext = "Run the judge command before you finish."\n'

@@ -17,7 +17,7 @@ from conftest import git, run_failres
 from failres.journal import read_journal
 from failres.initialise import init_repository
 from lessons.lesson import read_lessons
-from lessons.store import Store
+from lessons.storage.store import Store
 
 BROKEN = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"
@@ -132,7 +132,7 @@ class LoopProject:
 
 
 def _records(store: Store, collection: str) -> list[dict]:
-    from lessons.records import read_collection
+    from lessons.storage.records import read_collection
 
     return read_collection(store, collection).records
 

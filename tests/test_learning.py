@@ -32,9 +32,9 @@ from lessons.learning.store_io import (
 )
 from lessons.lesson import lesson_put, make_lesson, stamp_put
 from lessons.ledger import fnv1a64, record_outcome
-from lessons.records import change_of
+from lessons.storage.records import change_of
 from lessons.rules import Rule, load_rules, rules_block
-from lessons.store import Change, Store
+from lessons.storage.store import Change, Store
 
 FIXTURES = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures"
 CLAUDE_CODE = FIXTURES / "transcripts" / "claude-code"

@@ -14,9 +14,9 @@ from pathlib import Path
 from conftest import git
 from lessons.learning.store_io import read_reflections
 from lessons.lesson import lesson_put, make_lesson, stamp_put
-from lessons.records import change_of
+from lessons.storage.records import change_of
 from lessons.rules import load_rules, rules_block, rules_path
-from lessons.store import Change, Store
+from lessons.storage.store import Change, Store
 
 TOP = "/home/ana/project"
 

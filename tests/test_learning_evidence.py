@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from lessons.ledger import record_outcome
-from lessons.store import Store
+from lessons.storage.store import Store
 
 DATA = Path(__file__).resolve().parent / "data" / "transcripts"
 AIDER = DATA / "aider" / ".aider.chat.history.md"

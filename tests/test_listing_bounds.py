@@ -11,8 +11,8 @@ import pytest
 from conftest import run_failres
 from failres.decisions.records import decision_put, make_decision
 from lessons.lesson import lesson_put, make_lesson, stamp_put
-from lessons.records import change_of
-from lessons.store import Store
+from lessons.storage.records import change_of
+from lessons.storage.store import Store
 
 
 @pytest.fixture(scope="module")

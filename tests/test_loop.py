@@ -10,7 +10,7 @@ import pytest
 from conftest import git
 from failres.decisions.records import read_decisions
 from lessons.lesson import read_lessons
-from lessons.store import Store
+from lessons.storage.store import Store
 from project import BROKEN, FIXED, Project
 
 FIX = {"write": {"src/calc.py": FIXED}, "print": "fixed add"}

@@ -159,8 +159,8 @@ def fact_values(project: Project, tmp: Path, lines: list[str], cli) -> None:
 def decision_answers(project: Project, tmp: Path, lines: list[str], cli) -> None:
     """`git failres decide ID --answer-json J`: a person's answer is recorded whatever its shape."""
     from failres.decisions.records import decision_put, make_decision
-    from lessons.records import change_of
-    from lessons.store import Store
+    from lessons.storage.records import change_of
+    from lessons.storage.store import Store
 
     store = Store(project.top)
     for line in lines:
@@ -174,8 +174,8 @@ def decision_answers(project: Project, tmp: Path, lines: list[str], cli) -> None
 def lesson_records(project: Project, tmp: Path, lines: list[str], cli) -> None:
     """Lessons written by another harness through the library (what an import writes)."""
     from lessons.lesson import lesson_put, make_lesson
-    from lessons.records import change_of
-    from lessons.store import Store
+    from lessons.storage.records import change_of
+    from lessons.storage.store import Store
 
     lessons = [make_lesson(slug="canaries", task=f"t{n}", fail_class="unknown", message=line, files=["src/x.py"],
                            int_head="0" * 40, snapshot=None, note=line) for n, line in enumerate(lines)]

@@ -17,7 +17,7 @@ from failres.journal import read_journal
 from failres.knowledge.outcome_evidence import outcome_with_journal, resolution_window
 from lessons.learning.outcomes import ResolvedOutcome, area_of, outcome_rules
 from lessons.lesson import read_lessons
-from lessons.store import Store
+from lessons.storage.store import Store
 
 FAKE_AGENT = Path(__file__).resolve().parent / "fake_agent.py"
 BROKEN = {"add": "def add(a, b):\n    return a - b\n", "sub": "def sub(a, b):\n    return a + b\n",

@@ -203,7 +203,7 @@ def test_policy_validate_rejects_a_bad_override_with_exit_2_naming_the_variable(
 
 
 def test_a_bad_override_stops_a_command_that_needs_the_policy_before_it_writes(repo: Path, cli, monkeypatch):
-    from lessons.store import Store
+    from lessons.storage.store import Store
 
     Store(repo).create()
     before = Store(repo).tip()

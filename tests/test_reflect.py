@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from lessons.learning.store_io import read_reflections
-from lessons.store import Store
+from lessons.storage.store import Store
 
 TOP = "/home/ana/project"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from conftest import git
 from failres.journal import read_journal
-from lessons.store import Store
+from lessons.storage.store import Store
 from remote_project import claim_history, clone, make_remote, start_runner
 
 TASKS = [f"t{i:02d}" for i in range(12)]

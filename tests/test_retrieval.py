@@ -12,9 +12,9 @@ from failres.knowledge.advisory import advisory_for
 from failres.decisions.records import answer_put, decision_put, make_decision
 from failres.engine.prompts import ADVISORY_HEADING
 from lessons.lesson import lesson_put, make_lesson, stamp_put
-from lessons.records import change_of
+from lessons.storage.records import change_of
 from lessons.retrieval import LessonFilter, list_lessons, open_decisions, relevant_lessons, task_lessons
-from lessons.store import Store
+from lessons.storage.store import Store
 from test_land import LoopProject
 
 RED = "gate-not-green-after-fixer"
@@ -177,7 +177,7 @@ def test_lessons_show_of_a_lesson_without_a_snapshot_is_exit_2(project: LoopProj
 
 
 def test_archived_lessons_make_up_a_short_answer_only_when_the_policy_reaches_the_archive(tmp_path: Path) -> None:
-    from lessons.store import Change
+    from lessons.storage.store import Change
 
     (tmp_path / "r").mkdir()
     git(tmp_path / "r", "init", "-q")

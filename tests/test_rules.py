@@ -30,7 +30,7 @@ from lessons.rules import (
     rules_path,
     rules_toml,
 )
-from lessons.store import Change, Store
+from lessons.storage.store import Change, Store
 
 NOW = "2026-11-30T00:00:00.000000Z"
 

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import git
-from lessons.store import Store
+from lessons.storage.store import Store
 from project import FIXED, Project
 from failres.journal import read_journal
 

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import ROOT, git
 from lessons.errors import CorruptRecord, InvalidInput, NotFound
-from lessons.records import (
+from lessons.storage.records import (
     amendment_put,
     change_of,
     encode,
@@ -28,8 +28,8 @@ from lessons.records import (
     record_put,
     resolve_id,
 )
-from lessons.store import Change, Store
-from lessons.history import merge_line, undo_commit
+from lessons.storage.store import Change, Store
+from lessons.storage.history import merge_line, undo_commit
 
 
 def lesson(**fields) -> dict:
@@ -213,8 +213,8 @@ WRITER = textwrap.dedent(
     """
     import sys
     sys.path.insert(0, {root!r})
-    from lessons.records import change_of, record_put, new_id
-    from lessons.store import Store
+    from lessons.storage.records import change_of, record_put, new_id
+    from lessons.storage.store import Store
     store = Store(sys.argv[1])
     for i in range(int(sys.argv[2])):
         doc = {{"id": new_id(), "ts": "2026-11-30T00:00:00.000000Z", "writer": sys.argv[3], "n": i}}

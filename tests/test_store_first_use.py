@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from lessons.guard import existence_traces
-from lessons.index import index_path
-from lessons.store import Store
+from lessons.storage.guard import existence_traces
+from lessons.storage.index import index_path
+from lessons.storage.store import Store
 
 REF = "refs/failres/store"
 

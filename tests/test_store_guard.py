@@ -15,12 +15,12 @@ import pytest
 from conftest import git
 from failres.journal import event_put, make_event
 from lessons.errors import StoreDamaged
-from lessons.guard import last_tip_path, layout_problems
-from lessons.index import index_path
+from lessons.storage.guard import last_tip_path, layout_problems
+from lessons.storage.index import index_path
 from lessons.lesson import lesson_put, make_lesson
-from lessons.records import change_of
-from lessons.store import Change, Store
-from lessons.history import merge_line
+from lessons.storage.records import change_of
+from lessons.storage.store import Change, Store
+from lessons.storage.history import merge_line
 from project import Project
 
 REF = "refs/failres/store"

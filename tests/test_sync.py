@@ -21,10 +21,10 @@ from failres.sync import (
     tracking_ref,
 )
 from lessons.lesson import lesson_put, make_lesson, stamp_put
-from lessons.records import change_of, read_collection, read_record
-from lessons.settle import orphan_moves
-from lessons.store import Change, Store
-from lessons.history import merge_line
+from lessons.storage.records import change_of, read_collection, read_record
+from lessons.storage.settle import orphan_moves
+from lessons.storage.store import Change, Store
+from lessons.storage.history import merge_line
 
 # ---- a small network: one bare remote, clones of it ----
 
@@ -265,7 +265,7 @@ def forked(repo: Path, *names: str) -> list[Store]:
 
 def merge_both_ways(repo: Path, one: Store, two: Store) -> tuple[Store, Store]:
     """one <- two and two <- one, each on a fresh ref, with the sync settle step."""
-    from lessons.settle import settle_merge
+    from lessons.storage.settle import settle_merge
 
     left, right = forked(repo, "left", "right")
     for target, first, second in ((left, one, two), (right, two, one)):
@@ -360,8 +360,8 @@ WRITER = textwrap.dedent(
     import sys
     sys.path.insert(0, {root!r})
     from lessons.lesson import lesson_put, make_lesson
-    from lessons.records import change_of
-    from lessons.store import Store
+    from lessons.storage.records import change_of
+    from lessons.storage.store import Store
 
     store = Store(sys.argv[1])
     store.create()
@@ -442,7 +442,7 @@ def test_syncs_started_together_in_one_clone_take_turns(network) -> None:
 def test_a_join_lands_while_a_local_writer_never_pauses(repo: Path, tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """With no optimistic catch-up allowed, the join holds the writers back once and lands."""
-    from lessons import settle
+    from lessons.storage import settle
 
     local = Store(repo)
     write_lessons(repo, 1)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pygit2
 
-from lessons.history import _readable, union_change
-from lessons.store import Store
-from lessons.treemerge import merge_trees
-from lessons.trees import Change
+from lessons.storage.history import _readable, union_change
+from lessons.storage.store import Store
+from lessons.storage.treemerge import merge_trees
+from lessons.storage.trees import Change
 
 
 def _paths(rng: random.Random, count: int) -> list[str]:

@@ -24,8 +24,8 @@ from failres.journal import event_put, make_event, sequence
 from lessons.errors import NotFound
 from lessons.jsontext import UnreadableJson
 from lessons.jsontext import loads as loads_json
-from lessons.records import change_of, now_ts, read_record, resolve_id
-from lessons.store import Change, Store
+from lessons.storage.records import change_of, now_ts, read_record, resolve_id
+from lessons.storage.store import Change, Store
 
 
 @dataclass(frozen=True)

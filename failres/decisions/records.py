@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from lessons.records import (
+from lessons.storage.records import (
     Put,
     amendment_put,
     make_amendment,
@@ -20,7 +20,7 @@ from lessons.records import (
     read_record,
     record_put,
 )
-from lessons.store import Store
+from lessons.storage.store import Store
 
 COLLECTION = "decisions"
 

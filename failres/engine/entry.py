@@ -18,7 +18,7 @@ from failres.journal import list_slugs, read_journal
 
 if TYPE_CHECKING:
     from failres.engine.runtime import Engine, TaskOutcome
-    from lessons.store import Store
+    from lessons.storage.store import Store
 
 # The loop and what it stands on are imported where a run needs them: `status` reads the
 # journal only, and starts without them.

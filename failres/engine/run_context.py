@@ -33,7 +33,7 @@ from failres.gitops.workspace import Workspace
 from failres.journal import event_put, make_event
 from failres.plan import Plan, Task
 from failres.engine.dispatch_logs import RunLogs
-from lessons.records import change_of
+from lessons.storage.records import change_of
 
 EXACT_PATCH_RED = "exact-patch-red"
 log = logging.getLogger("failres.loop")

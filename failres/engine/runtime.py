@@ -16,7 +16,7 @@ from failres.engine.progress import NullProgress, Progress
 from failres.containment.tamper import OwnMoves
 from failres.engine.taxonomy import UserRule
 from lessons.redaction.redact import redact
-from lessons.store import Store
+from lessons.storage.store import Store
 
 
 class ClaimSeam(Protocol):

@@ -16,7 +16,7 @@ from failres.containment.locks import live_holder, lost_holder, stop_lost_seat
 from failres.engine import state
 from failres.engine.tally import TaskTally, Totals, tally_task, totals
 from failres.journal import list_slugs, read_journal
-from lessons.store import Store
+from lessons.storage.store import Store
 
 
 @dataclass(frozen=True)

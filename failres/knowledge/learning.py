@@ -40,9 +40,9 @@ from lessons.proposals import (
     rules_diff,
 )
 from lessons.providers import Provider, provider_from_config
-from lessons.records import now_ts
+from lessons.storage.records import now_ts
 from lessons.rules import Budget, check_domain, learned_size, rules_in_force
-from lessons.store import Store
+from lessons.storage.store import Store
 
 
 def provider_for(config: Config, top: Path) -> Provider | None:

@@ -30,7 +30,7 @@ from failres.journal import read_journal
 from failres.landing.outcome_labels import StampResult, landing_summary, stamp_task
 from failres.landing.trailers import TASK_TRAILER_KEY
 from lessons.redaction.redact import redact
-from lessons.store import Store, store_signature
+from lessons.storage.store import Store, store_signature
 
 
 @dataclass(frozen=True)

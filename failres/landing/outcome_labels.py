@@ -34,9 +34,9 @@ from failres.journal import event_order, event_put, make_event, sequence
 from lessons.errors import CorruptRecord
 from lessons.lesson import COLLECTION as LESSONS
 from lessons.lesson import RESOLUTIONS, UNKNOWN, stamp_put
-from lessons.records import change_of, now_ts, read_collection, read_record
+from lessons.storage.records import change_of, now_ts, read_collection, read_record
 from lessons.retrieval import is_resolved
-from lessons.store import Change, Store
+from lessons.storage.store import Change, Store
 
 
 def events_before_landing(events: Sequence[Mapping[str, object]], landed_commit: str) -> list[Mapping[str, object]]:

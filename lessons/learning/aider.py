@@ -31,7 +31,7 @@ from lessons.errors import InvalidInput
 from lessons.learning.locality import DEFAULT_TRUSTED, TrustedCommands
 from lessons.learning.messages import Block, Message, Role, Transcript, is_control_input, scrub
 from lessons.learning.provenance import ToolProvenance
-from lessons.records import derived_id
+from lessons.storage.records import derived_id
 
 FORMAT = "aider"
 CHAT_HISTORY = ".aider.chat.history.md"

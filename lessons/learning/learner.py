@@ -53,10 +53,10 @@ from lessons.proposals import (
     write_proposal,
 )
 from lessons.providers import Provider
-from lessons.records import now_ts, read_record
+from lessons.storage.records import now_ts, read_record
 from lessons.rule_lineage import finalize_rules
 from lessons.rules import Budget, Rule, learned_size, load_rules, one_line
-from lessons.store import Store
+from lessons.storage.store import Store
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ The index is never authoritative. It lives at
 commit it reflects, and every answer could be recomputed from the store:
 
 - before each answer it is brought up to the store tip from the tree diff
-  between the commit it reflects and the tip (`lessons.treediff`: identical
+  between the commit it reflects and the tip (`lessons.storage.treediff`: identical
   subtrees are skipped, so the cost follows the size of the change, not of the
   store), re-folding only the records whose files changed;
 - it is rebuilt from the tip when it is missing, unreadable (any file that is not
@@ -39,10 +39,10 @@ from typing import TypeVar
 import pygit2
 
 from lessons.errors import CorruptRecord, StoreMissing
-from lessons.index_db import IndexCorrupt, connect, delete_row, discard, insert_row, is_corrupt, index_file
-from lessons.records import AMEND_SEP, decode, fold
-from lessons.store import Store
-from lessons.treediff import tree_changes
+from lessons.storage.index_db import IndexCorrupt, connect, delete_row, discard, insert_row, is_corrupt, index_file
+from lessons.storage.records import AMEND_SEP, decode, fold
+from lessons.storage.store import Store
+from lessons.storage.treediff import tree_changes
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +99,7 @@ def answer(store: Store, query: Callable[[StoreIndex], T], fallback: Callable[[]
     next answer rebuilds it instead of falling back for ever.
 
     Where there is no store, the store read is the answer (there is nothing to
-    read) and no index file is made: an index is one of the signs `lessons.guard`
+    read) and no index file is made: an index is one of the signs `lessons.storage.guard`
     takes for a store that existed, and a read must never leave such a sign
     behind (a person who looks around a fresh clone before `init` would be
     locked out of it).
@@ -184,7 +184,7 @@ class StoreIndex:
             return Refresh("current", tip_hex, 0)
         if tip is None and known and indexed is not None:
             # The store ref is gone. Emptying the index would erase the last sign of
-            # where the store was (`lessons.guard` reads it to say how to restore it),
+            # where the store was (`lessons.storage.guard` reads it to say how to restore it),
             # so it is left as it is and the question goes to the store itself.
             msg = f"the store {self.store.ref} is gone; the index keeps {indexed or 'the empty store'}"
             raise StoreMissing(msg)

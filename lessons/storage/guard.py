@@ -36,7 +36,7 @@ import pygit2
 from lessons.errors import StoreDamaged, StoreMissing
 
 if TYPE_CHECKING:
-    from lessons.store import Store
+    from lessons.storage.store import Store
 
 # Collections of records: how many scope directories sit between the collection and
 # its two fan-out levels (`journal/<slug>/ab/cd/<id>.json`, `lessons/ab/cd/<id>.json`).
@@ -219,7 +219,7 @@ def _last_tip_traces(store: Store) -> list[Trace]:
 
 
 def _index_traces(store: Store) -> list[Trace]:
-    from lessons.index_db import index_file
+    from lessons.storage.index_db import index_file
 
     path = index_file(store.common_dir, store.ref)
     if not path.exists():
@@ -269,7 +269,7 @@ def missing_store_error(store: Store, traces: list[Trace], *, creating: bool = F
     repository that is the way to the team's records, and `init` alone would
     start an unrelated empty store beside them.
     """
-    from lessons.remote_copies import remote_copies, sync_hint
+    from lessons.storage.remote_copies import remote_copies, sync_hint
 
     copies = remote_copies(store.repo, store.ref)
     if not traces:

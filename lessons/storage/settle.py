@@ -32,11 +32,11 @@ from collections.abc import Callable, Iterable
 import pygit2
 
 from lessons.errors import StoreBusy
-from lessons.guard import note_tip
-from lessons.history import check_line, merge_line
-from lessons.records import AMEND_SEP
-from lessons.store import Change, Store
-from lessons.treediff import tree_changes
+from lessons.storage.guard import note_tip
+from lessons.storage.history import check_line, merge_line
+from lessons.storage.records import AMEND_SEP
+from lessons.storage.store import Change, Store
+from lessons.storage.treediff import tree_changes
 
 ARCHIVE_PREFIX = "archive/"
 # One scratch ref per repository: joins of one store must take turns (sync holds a lock).
@@ -168,7 +168,7 @@ def join(store: Store, theirs: pygit2.Oid, message: str, *, scratch_ref: str = S
     Returns how, and the commit the local ref moved to: ("adopted", theirs) when
     there was no local store, ("up-to-date", None) when the local store already
     holds theirs, ("fast-forward", theirs), or ("merged", the merge commit).
-    A malformed line (see `lessons.guard`) is refused as `name` before anything moves.
+    A malformed line (see `lessons.storage.guard`) is refused as `name` before anything moves.
     """
     repo = store.repo
     check_line(store, theirs, name=name or f"the store line {str(theirs)[:12]}")

@@ -26,9 +26,9 @@ from pathlib import Path
 
 import pygit2
 
-from lessons.bulk import commit_batch  # big batches: one pack through git fast-import
+from lessons.storage.bulk import commit_batch  # big batches: one pack through git fast-import
 from lessons.errors import InvalidInput, NotFound, StoreBusy
-from lessons.trees import Change, apply_change
+from lessons.storage.trees import Change, apply_change
 
 __all__ = ["Change", "Store", "entry_id", "store_signature"]
 
@@ -92,7 +92,7 @@ class Store:
         """The store's tip commit; None when the ref does not exist.
 
         A ref that exists but names no commit (a blob, a tree, a tag, another ref, a
-        file of garbage) is refused with StoreDamaged (see `lessons.guard`): writing on
+        file of garbage) is refused with StoreDamaged (see `lessons.storage.guard`): writing on
         it would bury what it names, and reading it would fail in ways that say nothing.
         """
         try:
@@ -100,13 +100,13 @@ class Store:
         except KeyError:
             return None
         except pygit2.GitError as unreadable:
-            from lessons.guard import refused_ref
+            from lessons.storage.guard import refused_ref
 
             raise refused_ref(self, f"cannot be read ({unreadable})") from None
         target = ref.target
         if isinstance(target, pygit2.Oid) and isinstance(self.repo.get(target), pygit2.Commit):
             return target
-        from lessons.guard import refused_ref
+        from lessons.storage.guard import refused_ref
 
         raise refused_ref(self, f"is a symbolic ref to {target}" if isinstance(target, str) else None)
 
@@ -114,12 +114,12 @@ class Store:
         return self.tip() is not None
 
     def verify(self, *, ignore_remote: str | None = None) -> None:
-        """Refuse a store that cannot be trusted before anything reads or writes it (see `lessons.guard`).
+        """Refuse a store that cannot be trusted before anything reads or writes it (see `lessons.storage.guard`).
 
         `ignore_remote`: a sync with that remote is itself the way back for a lost
         store, so its remote-tracking copy is not held against it.
         """
-        from lessons.guard import verify_store
+        from lessons.storage.guard import verify_store
 
         verify_store(self, ignore_remote=ignore_remote)
 
@@ -214,7 +214,7 @@ class Store:
 
         The only way a store comes to be: a write never creates one, so a deleted
         store ref can never be silently replaced by an empty store. Creating is
-        refused too when something shows a store existed here (see `lessons.guard`),
+        refused too when something shows a store existed here (see `lessons.storage.guard`),
         unless `replacing_lost` says the person means to start over.
         """
         tip = self.tip()
@@ -234,7 +234,7 @@ class Store:
         """Raise what `create` would refuse with (a damaged ref, a store that existed), writing nothing."""
         if self.tip() is not None or replacing_lost:
             return
-        from lessons.guard import existence_traces, missing_store_error
+        from lessons.storage.guard import existence_traces, missing_store_error
 
         traces = existence_traces(self)
         if traces:
@@ -244,7 +244,7 @@ class Store:
         """The tip of a store that exists; StoreMissing (saying why, and what to do) otherwise."""
         tip = self.tip()
         if tip is None:
-            from lessons.guard import existence_traces, missing_store_error
+            from lessons.storage.guard import existence_traces, missing_store_error
 
             raise missing_store_error(self, existence_traces(self))
         self._ensure_reflog()
@@ -388,8 +388,8 @@ class Store:
             return True
 
     def _note_tip(self, tip: pygit2.Oid) -> None:
-        """Remember the tip outside the ref (held under the ref lock; see `lessons.guard.note_tip`)."""
-        from lessons.guard import note_tip
+        """Remember the tip outside the ref (held under the ref lock; see `lessons.storage.guard.note_tip`)."""
+        from lessons.storage.guard import note_tip
 
         note_tip(self.common_dir, self.ref, tip)
 
@@ -398,7 +398,7 @@ class Store:
     def diff_changes(self, old: pygit2.Tree | None, new: pygit2.Tree | None
                      ) -> Iterator[tuple[str, pygit2.Oid | None, pygit2.Oid | None]]:
         """(path, old blob, new blob) for every file that differs, at a cost that follows the change."""
-        from lessons.treediff import tree_changes
+        from lessons.storage.treediff import tree_changes
 
         yield from tree_changes(self.repo, old, new)
 

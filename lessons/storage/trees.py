@@ -1,6 +1,6 @@
 """A change to a store tree, and the tree it makes: only the directories it touches are rebuilt.
 
-Kept apart from `lessons.store` (commits, the ref, concurrency) because building a
+Kept apart from `lessons.storage.store` (commits, the ref, concurrency) because building a
 tree is pure work on objects: it reads the base, writes the blobs and subtrees the
 change needs, and never moves a ref.
 """

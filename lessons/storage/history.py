@@ -15,7 +15,7 @@ from collections.abc import Callable
 import pygit2
 
 from lessons.errors import InvalidInput, NotFound, StoreBusy
-from lessons.store import MAX_CAS_ATTEMPTS, Change, Store, entry_id
+from lessons.storage.store import MAX_CAS_ATTEMPTS, Change, Store, entry_id
 
 
 def undo_commit(store: Store, rev: str) -> pygit2.Oid:
@@ -114,7 +114,7 @@ def check_line(store: Store, theirs: pygit2.Oid, *, name: str) -> pygit2.Commit:
     record of ours; so would a fan-out directory turned into a file. Only what it
     changed since the merge base is read (the base is part of our own line).
     """
-    from lessons.guard import check_store_commit
+    from lessons.storage.guard import check_store_commit
 
     check_store_commit(store.repo, theirs, name=name, deep=False)  # a commit at all, before any history walk
     ours = store.tip()
@@ -127,7 +127,7 @@ def check_line(store: Store, theirs: pygit2.Oid, *, name: str) -> pygit2.Commit:
 
 def union_tree(store: Store, base: pygit2.Tree | None, ours: pygit2.Tree, theirs: pygit2.Tree) -> pygit2.Oid:
     """The merged tree by the union rule: walked level by level, file by file where the walk cannot decide."""
-    from lessons.treemerge import Mismatch, merge_trees
+    from lessons.storage.treemerge import Mismatch, merge_trees
 
     try:
         return merge_trees(store.repo, base, ours, theirs, lambda path, oid: _readable(store, path, oid))

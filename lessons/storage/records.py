@@ -29,7 +29,7 @@ import pygit2
 
 from lessons.errors import CorruptRecord, InvalidInput
 from lessons.redaction.redact import redact_value
-from lessons.store import Change, Store
+from lessons.storage.store import Change, Store
 
 _ID = re.compile(r"^[0-9a-f]{16}$")
 _SCOPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pygit2
 
-from lessons.trees import Change
+from lessons.storage.trees import Change
 
 # Below this many files a batch goes through libgit2: starting fast-import costs more.
 MIN_BULK_FILES = 500
