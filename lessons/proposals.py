@@ -181,7 +181,7 @@ def read_proposals(store: Store) -> tuple[list[Proposal], list[str]]:
 
 def archived_proposals(store: Store) -> list[Proposal]:
     """Proposals reclaim moved to the archive: decided ones, whose refusals still count."""
-    from lessons.archive import read_archived
+    from lessons.bounds.archive import read_archived
 
     found = []
     for doc in read_archived(store, COLLECTION).records:

@@ -101,7 +101,7 @@ def relevant_lessons(store: Store, fail_class: str, limit: int = 3, *, include_a
     live = list_lessons(store, which, limit)
     if not include_archived or len(live) >= limit:
         return live
-    from lessons.archive import iter_archived
+    from lessons.bounds.archive import iter_archived
 
     archived = newest_first(r for r in iter_archived(store, LESSONS) if which.keeps(r))
     return newest_first([*live, *archived])[:limit]

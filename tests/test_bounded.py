@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from conftest import git
-from lessons.capacity import count_records, journal_pins
+from lessons.bounds.capacity import count_records, journal_pins
 from lessons.lesson import lesson_put, make_lesson, stamp_put
 from lessons.storage.records import change_of
 from lessons.storage.store import Store

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from lessons.capacity import (
+from lessons.bounds.capacity import (
     STORES,
     RankContext,
     consolidate,
@@ -23,7 +23,7 @@ from lessons.capacity import (
     restore_store,
 )
 from lessons.lesson import lesson_put, make_lesson, stamp_put
-from lessons.policy import Policy
+from lessons.bounds.policy import Policy
 from lessons.storage.records import amendment_put, change_of, make_amendment
 from lessons.storage.store import Store
 from project import FIXED, Project
@@ -324,7 +324,7 @@ def test_a_committed_task_keeps_the_events_its_state_is_read_from_under_a_flood_
 
 
 def test_journal_anchors_are_the_newest_of_each_type_per_task_and_three_quarantines():
-    from lessons.capacity import journal_anchors
+    from lessons.bounds.capacity import journal_anchors
 
     def event(n: int, task: str, kind: str) -> dict:
         return {"id": f"{n:016x}", "task": task, "type": kind, "ts": ts(1, n)}

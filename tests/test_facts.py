@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from lessons.capacity import count_records
-from lessons.facts import (
+from lessons.bounds.capacity import count_records
+from lessons.bounds.facts import (
     FACTS_HEADING,
     contradiction_severity,
     detect_contradiction,
@@ -21,7 +21,7 @@ from lessons.facts import (
     set_fact,
     word_similarity,
 )
-from lessons.policy import Policy, decayed_confidence
+from lessons.bounds.policy import Policy, decayed_confidence
 from lessons.storage.store import Store
 
 DAY0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)

@@ -163,7 +163,7 @@ def test_stamping_the_same_landing_twice_writes_nothing(tmp_path: Path, cli) -> 
 
 
 def test_a_lesson_archived_before_its_task_lands_is_stamped_where_it_lies(tmp_path: Path, cli) -> None:
-    from lessons.archive import read_archived
+    from lessons.bounds.archive import read_archived
     from lessons.storage.store import Change
 
     project = LoopProject(tmp_path)

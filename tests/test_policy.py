@@ -11,7 +11,7 @@ import pytest
 from failres.config.model import PolicyConfig
 from failres.config.loading import effective_policy_of, parse_config
 from failres.errors import ConfigError
-from lessons.policy import (
+from lessons.bounds.policy import (
     POLICY_KEYS,
     Policy,
     PolicyProblem,

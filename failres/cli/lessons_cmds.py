@@ -165,7 +165,7 @@ def import_(
     from lessons.importer import import_lessons
 
     from failres.cli.policy_cmds import current_policy
-    from lessons.capacity import reclaim_full_stores
+    from lessons.bounds.capacity import reclaim_full_stores
 
     ctx = open_context()
     policy = current_policy(ctx)  # a bad policy is refused before anything is written

@@ -49,7 +49,7 @@ def sync(
 ) -> None:
     """Exchange the store with a remote; merges never lose a record."""
     from failres.cli.policy_cmds import current_policy
-    from lessons.capacity import reclaim_full_stores
+    from lessons.bounds.capacity import reclaim_full_stores
 
     ctx = open_context()
     config = ctx.config

@@ -54,7 +54,7 @@ def run_plan_file(engine: Engine, plan_path: Path, *, task_ids=(), patch: Path |
     from failres.engine.schedule import run_plan
     from failres.plan import load_plan
     from failres.sandbox.before_run import announce_before_run
-    from lessons.capacity import reclaim_full_stores
+    from lessons.bounds.capacity import reclaim_full_stores
 
     plan = load_plan(plan_path, engine.config)
     if patch is not None and not patch.is_file():

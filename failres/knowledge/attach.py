@@ -21,9 +21,9 @@ log = logging.getLogger("failres.knowledge.attach")
 
 def attach_knowledge(engine: Engine) -> None:
     from failres.knowledge.advisory import advisory_for
-    from lessons.facts import facts_block
+    from lessons.bounds.facts import facts_block
     from lessons.ledger import record_outcome
-    from lessons.policy import reaches_archive
+    from lessons.bounds.policy import reaches_archive
     from lessons.rules import Budget, rules_in_force
 
     policy = effective_policy_of(engine.config, os.environ).policy

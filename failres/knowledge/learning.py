@@ -25,9 +25,9 @@ from lessons.learning.learner import LearnOutcome
 from lessons.learning.learner import learn as learn_rules
 from lessons.learning.reflector import ReflectOutcome, reflect_sources, sources_from_sessions
 from lessons.learning.store_io import read_reflections
-from lessons.capacity import reclaim_full_stores
+from lessons.bounds.capacity import reclaim_full_stores
 from lessons.ledger import read_validations, rule_tallies
-from lessons.policy import Policy
+from lessons.bounds.policy import Policy
 from lessons.proposals import (
     Proposal,
     accept_proposal,

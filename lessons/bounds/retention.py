@@ -1,7 +1,7 @@
 """What each bounded store keeps first, and what it never lets go while it is needed.
 
 Pure rankings over records (and, for the pins that need them, reads of the store),
-used by the capacity manager (`lessons.capacity`). Every ranking is a total order:
+used by the capacity manager (`lessons.bounds.capacity`). Every ranking is a total order:
 the manager breaks ties by record id, so every machine moves the same records.
 """
 
@@ -13,7 +13,7 @@ from datetime import datetime
 
 import pygit2
 
-from lessons.policy import Policy, age_days, decayed_confidence, is_consolidation_candidate
+from lessons.bounds.policy import Policy, age_days, decayed_confidence, is_consolidation_candidate
 from lessons.storage.records import read_collection
 from lessons.storage.store import Store
 

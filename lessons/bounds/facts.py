@@ -30,10 +30,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from lessons.archive import commit_planned, iter_archived
-from lessons.capacity import Consolidation, reclaim_full_stores
+from lessons.bounds.archive import commit_planned, iter_archived
+from lessons.bounds.capacity import Consolidation, reclaim_full_stores
 from lessons.errors import InvalidInput
-from lessons.policy import (
+from lessons.bounds.policy import (
     Policy,
     age_days,
     decayed_confidence,

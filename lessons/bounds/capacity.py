@@ -36,7 +36,7 @@ A record whose file cannot be parsed ranks below every readable one: it is moved
 first, intact, out of the way of readers.
 
 Pins — never archived while a live command needs them, even when that leaves a store
-above its target (the rankings live in `lessons.retention`):
+above its target (the rankings live in `lessons.bounds.retention`):
 
 - journal: per task, the newest `task-started` (the task as it ran), the newest
   `task-committed`, `quarantined` and `landed` (its state), and until a landing
@@ -57,7 +57,7 @@ from fractions import Fraction
 
 import pygit2
 
-from lessons.archive import (
+from lessons.bounds.archive import (
     Move,
     Restoration,
     archive_path,
@@ -67,10 +67,10 @@ from lessons.archive import (
     read_grouped,
     record_files,
 )
-from lessons.archive import restore as restore_collection
+from lessons.bounds.archive import restore as restore_collection
 from lessons.errors import InvalidInput
-from lessons.policy import Policy
-from lessons.retention import (
+from lessons.bounds.policy import Policy
+from lessons.bounds.retention import (
     RankContext,
     Retention,
     cited_reflection_pins,
@@ -86,7 +86,7 @@ from lessons.retention import (
 from lessons.storage.records import iter_record_files
 from lessons.storage.store import Change, Store
 
-log = logging.getLogger("lessons.capacity")
+log = logging.getLogger("lessons.bounds.capacity")
 
 Anchors = Callable[[Mapping[str, Mapping[str, object] | None]], frozenset[str]]
 Pins = Callable[[Store, "pygit2.Commit | None", Mapping[str, Mapping[str, object] | None]], frozenset[str]]
@@ -302,7 +302,7 @@ def reclaim_full_stores(store: Store, policy: Policy | Callable[[], Policy], *, 
 
 
 def restore_store(store: Store, name: str, *, query: str = "", limit: int, dry_run: bool = False) -> Restoration:
-    """Bring archived records of store `name` back, newest first (see `lessons.archive.restore`).
+    """Bring archived records of store `name` back, newest first (see `lessons.bounds.archive.restore`).
 
     Restored records count again; if that fills the store, the next reclaim ranks them
     with everything else, so a restore is undone only by a store that is full again.
