@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import git
 from lessons.bounds.capacity import count_records, journal_pins
-from lessons.lesson import lesson_put, make_lesson, stamp_put
+from lessons.recall.lesson import lesson_put, make_lesson, stamp_put
 from lessons.storage.records import change_of
 from lessons.storage.store import Store
 from test_land import IDLE, LoopProject

@@ -22,7 +22,7 @@ from lessons.bounds.capacity import (
     reclaim_target,
     restore_store,
 )
-from lessons.lesson import lesson_put, make_lesson, stamp_put
+from lessons.recall.lesson import lesson_put, make_lesson, stamp_put
 from lessons.bounds.policy import Policy
 from lessons.storage.records import amendment_put, change_of, make_amendment
 from lessons.storage.store import Store

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from lessons.lesson import read_lessons
+from lessons.recall.lesson import read_lessons
 from lessons.storage.store import Store
 from project import BROKEN, CHECK, FIXED, Project
 
@@ -223,7 +223,7 @@ def test_a_forged_row_in_the_index_answers_no_decision(project: Project, cli):
     violate = {"write": {"src/calc.py": FIXED, "src/other.py": "VALUE = 2\n"}}
     project.configure(implementer=[ask, violate, violate])
     assert run(cli, project).code == 1
-    from lessons.retrieval import task_decisions
+    from lessons.recall.retrieval import task_decisions
 
     assert len(task_decisions(Store(project.top), project.slug, "t1")) == 1  # the index is current now
     [index_file] = (project.top / ".git" / "failres").glob("index-*.sqlite")

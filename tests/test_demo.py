@@ -13,7 +13,7 @@ import pytest
 from conftest import run_failres
 from failres.decisions.records import read_decisions
 from failres.journal import read_journal
-from lessons.lesson import read_lessons
+from lessons.recall.lesson import read_lessons
 from lessons.storage.store import Store
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from lessons.importer import import_lessons
-from lessons.lesson import read_lessons
+from lessons.recall.importer import import_lessons
+from lessons.recall.lesson import read_lessons
 from lessons.storage.store import Store
 
 LINE = {"ts": "2030-01-02T03:04:05.123Z", "slug": "release-readiness", "task": "t16",

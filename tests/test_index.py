@@ -15,9 +15,9 @@ from conftest import ROOT, git
 from failres.decisions.records import answer_put, decision_put, make_decision
 from failres.journal import event_order, event_put, make_event
 from lessons.storage.index import StoreIndex, answer, index_path, parse_record_path
-from lessons.lesson import lesson_put, make_lesson, stamp_put
+from lessons.recall.lesson import lesson_put, make_lesson, stamp_put
 from lessons.storage.records import change_of, read_collection
-from lessons.retrieval import relevant_lessons
+from lessons.recall.retrieval import relevant_lessons
 from lessons.storage.store import Change, Store
 from lessons.storage.history import undo_commit
 
@@ -277,7 +277,7 @@ WORKER = textwrap.dedent(
     import sys
     sys.path.insert(0, {root!r})
     from lessons.storage.index import StoreIndex
-    from lessons.lesson import lesson_put, make_lesson, stamp_put
+    from lessons.recall.lesson import lesson_put, make_lesson, stamp_put
     from lessons.storage.records import change_of
     from lessons.storage.store import Store
 
@@ -313,7 +313,7 @@ def test_several_processes_write_and_read_through_one_index_at_once(store: Store
 
 
 def test_retrieval_answers_through_the_index(store: Store) -> None:
-    from lessons.retrieval import open_decisions, relevant_lessons, task_lessons
+    from lessons.recall.retrieval import open_decisions, relevant_lessons, task_lessons
 
     assert not index_path(store).exists()
     assert relevant_lessons(store, "gate-not-green-after-fixer") == store_relevant(store, "gate-not-green-after-fixer")
@@ -323,7 +323,7 @@ def test_retrieval_answers_through_the_index(store: Store) -> None:
 
 
 def test_retrieval_reads_the_store_when_the_index_cannot_be_used(store: Store) -> None:
-    from lessons.retrieval import LessonFilter, list_lessons, open_decisions, relevant_lessons
+    from lessons.recall.retrieval import LessonFilter, list_lessons, open_decisions, relevant_lessons
 
     index_path(store).parent.mkdir(parents=True, exist_ok=True)
     index_path(store).mkdir()

@@ -16,7 +16,7 @@ import pytest
 from conftest import git, run_failres
 from failres.journal import read_journal
 from failres.initialise import init_repository
-from lessons.lesson import read_lessons
+from lessons.recall.lesson import read_lessons
 from lessons.storage.store import Store
 
 BROKEN = "def add(a, b):\n    return a - b\n"

@@ -30,7 +30,7 @@ from lessons.learning.store_io import (
     reflection_put,
     unprocessed_learnable,
 )
-from lessons.lesson import lesson_put, make_lesson, stamp_put
+from lessons.recall.lesson import lesson_put, make_lesson, stamp_put
 from lessons.ledger import fnv1a64, record_outcome
 from lessons.storage.records import change_of
 from lessons.rules import Rule, load_rules, rules_block

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import run_failres
 from failres.decisions.records import decision_put, make_decision
-from lessons.lesson import lesson_put, make_lesson, stamp_put
+from lessons.recall.lesson import lesson_put, make_lesson, stamp_put
 from lessons.storage.records import change_of
 from lessons.storage.store import Store
 

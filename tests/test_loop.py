@@ -9,7 +9,7 @@ import pytest
 
 from conftest import git
 from failres.decisions.records import read_decisions
-from lessons.lesson import read_lessons
+from lessons.recall.lesson import read_lessons
 from lessons.storage.store import Store
 from project import BROKEN, FIXED, Project
 

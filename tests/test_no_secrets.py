@@ -173,7 +173,7 @@ def decision_answers(project: Project, tmp: Path, lines: list[str], cli) -> None
 @write_path
 def lesson_records(project: Project, tmp: Path, lines: list[str], cli) -> None:
     """Lessons written by another harness through the library (what an import writes)."""
-    from lessons.lesson import lesson_put, make_lesson
+    from lessons.recall.lesson import lesson_put, make_lesson
     from lessons.storage.records import change_of
     from lessons.storage.store import Store
 

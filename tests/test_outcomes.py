@@ -16,7 +16,7 @@ from conftest import git
 from failres.journal import read_journal
 from failres.knowledge.outcome_evidence import outcome_with_journal, resolution_window
 from lessons.learning.outcomes import ResolvedOutcome, area_of, outcome_rules
-from lessons.lesson import read_lessons
+from lessons.recall.lesson import read_lessons
 from lessons.storage.store import Store
 
 FAKE_AGENT = Path(__file__).resolve().parent / "fake_agent.py"

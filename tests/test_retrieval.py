@@ -11,9 +11,9 @@ from conftest import git
 from failres.knowledge.advisory import advisory_for
 from failres.decisions.records import answer_put, decision_put, make_decision
 from failres.engine.prompts import ADVISORY_HEADING
-from lessons.lesson import lesson_put, make_lesson, stamp_put
+from lessons.recall.lesson import lesson_put, make_lesson, stamp_put
 from lessons.storage.records import change_of
-from lessons.retrieval import LessonFilter, list_lessons, open_decisions, relevant_lessons, task_lessons
+from lessons.recall.retrieval import LessonFilter, list_lessons, open_decisions, relevant_lessons, task_lessons
 from lessons.storage.store import Store
 from test_land import LoopProject
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lessons.signature import MAX_SIGNATURE_TEXT, first_line, normalise, signature
+from lessons.recall.signature import MAX_SIGNATURE_TEXT, first_line, normalise, signature
 
 # ── one rule at a time ────────────────────────────────────────────────────────
 
@@ -332,7 +332,7 @@ def test_how_many_tests_failed_still_tells_failures_apart(one, other):
 
 
 def test_a_signature_stored_before_counts_were_normalised_compares_equal_in_its_current_form():
-    from lessons.signature import current_form
+    from lessons.recall.signature import current_form
 
     stored = "gate-not-green-after-fixer|1 failed, 276 passed in <dur>"  # as older versions wrote it
     fresh = signature("gate-not-green-after-fixer", "1 failed, 277 passed in 2.5s")

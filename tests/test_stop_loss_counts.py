@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from failres.engine.state import quarantines
-from lessons.signature import signature
+from lessons.recall.signature import signature
 from project import Project
 
 

@@ -17,7 +17,7 @@ from failres.journal import event_put, make_event
 from lessons.errors import StoreDamaged
 from lessons.storage.guard import last_tip_path, layout_problems
 from lessons.storage.index import index_path
-from lessons.lesson import lesson_put, make_lesson
+from lessons.recall.lesson import lesson_put, make_lesson
 from lessons.storage.records import change_of
 from lessons.storage.store import Change, Store
 from lessons.storage.history import merge_line

@@ -20,7 +20,7 @@ from failres.sync import (
     missing_snapshots,
     tracking_ref,
 )
-from lessons.lesson import lesson_put, make_lesson, stamp_put
+from lessons.recall.lesson import lesson_put, make_lesson, stamp_put
 from lessons.storage.records import change_of, read_collection, read_record
 from lessons.storage.settle import orphan_moves
 from lessons.storage.store import Change, Store
@@ -359,7 +359,7 @@ WRITER = textwrap.dedent(
     """
     import sys
     sys.path.insert(0, {root!r})
-    from lessons.lesson import lesson_put, make_lesson
+    from lessons.recall.lesson import lesson_put, make_lesson
     from lessons.storage.records import change_of
     from lessons.storage.store import Store
 

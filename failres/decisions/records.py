@@ -101,7 +101,7 @@ def task_decisions_from_store(store: Store, slug: str, task: str) -> list[dict]:
     the store tip, and kept only when the record itself names this task. A forged
     or stale index row can hide a decision (widening less) but never add an answer.
     """
-    from lessons.retrieval import task_decisions
+    from lessons.recall.retrieval import task_decisions
 
     found = []
     for candidate in task_decisions(store, slug, task):

@@ -23,10 +23,10 @@ from failres.decisions.records import decision_put, make_decision
 from failres.engine.runtime import TaskOutcome
 from failres.engine.taxonomy import FIXER_SCOPE_VIOLATION, REPEATED_FAILURE_STOP, ScopeRequest
 from failres.journal import event_put, make_event, sequence
-from lessons.lesson import lesson_put, make_lesson
+from lessons.recall.lesson import lesson_put, make_lesson
 from lessons.storage.records import change_of, new_id
 from lessons.redaction.redact import is_secret_bearing_path, redact
-from lessons.signature import signature as make_signature
+from lessons.recall.signature import signature as make_signature
 
 log = logging.getLogger("failres.quarantine")
 SNAPSHOT_REFS = "refs/failres/snapshots"

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from failres.plan import Task
-from lessons.signature import current_form
+from lessons.recall.signature import current_form
 
 STATES = ("pending", "running", "interrupted", "committed", "quarantined", "stopped", "landed")
 STOP_CLASS = "repeated-failure-stop"

@@ -15,7 +15,7 @@ from failres.engine.quarantine import snapshot_ref
 from failres.errors import UsageError
 from failres.gitops.git import run_git, try_git
 from lessons.errors import NotFound
-from lessons.lesson import COLLECTION
+from lessons.recall.lesson import COLLECTION
 from lessons.storage.records import read_record, resolve_id
 from lessons.storage.store import Store
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from failres.decisions.records import scope_files_of
 from failres.journal import read_journal
 from lessons.learning.outcomes import ResolvedOutcome, area_of, outcome_from_lesson
-from lessons.lesson import read_lessons
+from lessons.recall.lesson import read_lessons
 from lessons.storage.store import Store
 
 

@@ -41,7 +41,7 @@ from lessons.learning.messages import clip
 from lessons.learning.outcomes import ResolvedOutcome, is_counted, outcome_from_lesson, outcome_rules
 from lessons.learning.reflector import DATA_NOTICE, extract_json_object, fence
 from lessons.learning.store_io import BEHAVIOR, CODE, Reflection, read_reflections, unprocessed_learnable
-from lessons.lesson import read_lessons
+from lessons.recall.lesson import read_lessons
 from lessons.proposals import COLLECTION as PROPOSALS
 from lessons.proposals import (
     Proposal,

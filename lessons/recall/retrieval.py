@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from lessons.storage.index import StoreIndex, answer
-from lessons.lesson import COLLECTION as LESSONS
-from lessons.lesson import newest_first
+from lessons.recall.lesson import COLLECTION as LESSONS
+from lessons.recall.lesson import newest_first
 from lessons.storage.records import read_collection
 from lessons.storage.store import Store
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from lessons.storage.records import Put, amendment_put, derived_id, make_amendment, new_id, now_ts, read_collection, record_put
-from lessons.signature import signature as make_signature
+from lessons.recall.signature import signature as make_signature
 from lessons.storage.store import Store
 
 COLLECTION = "lessons"

@@ -27,10 +27,10 @@ from pathlib import Path
 
 from lessons.errors import InvalidInput
 from lessons.jsontext import loads as loads_json
-from lessons.lesson import COLLECTION, RESOLUTIONS, UNKNOWN
+from lessons.recall.lesson import COLLECTION, RESOLUTIONS, UNKNOWN
 from lessons.storage.records import derived_id, encode, record_path
 from lessons.redaction.redact import redact
-from lessons.signature import signature as make_signature
+from lessons.recall.signature import signature as make_signature
 from lessons.storage.store import Change, Store
 
 REQUIRED = ("ts", "slug", "task", "failClass", "message")
