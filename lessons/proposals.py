@@ -39,8 +39,8 @@ from lessons.storage.records import (
     record_put,
     resolve_id,
 )
-from lessons.rule_lineage import retire_rule
-from lessons.rules import (
+from lessons.rulebook.rule_lineage import retire_rule
+from lessons.rulebook.rules import (
     Budget,
     Rule,
     budget_problem,

@@ -15,9 +15,9 @@ from conftest import git
 from failres.config.loading import load_config
 from failres.knowledge.learning import accept, learn, reflect, retire
 from lessons.bounds.facts import set_fact
-from lessons.ledger import record_outcome
+from lessons.rulebook.ledger import record_outcome
 from lessons.bounds.policy import Policy
-from lessons.rules import rules_in_force
+from lessons.rulebook.rules import rules_in_force
 from lessons.storage.store import Store
 from test_learning_budget import refusal_session, steer_session, write_sessions
 

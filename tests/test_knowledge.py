@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lessons.ledger import read_validations
+from lessons.rulebook.ledger import read_validations
 from lessons.storage.store import Change, Store
 from project import FIXED, Project
 

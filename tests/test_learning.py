@@ -31,9 +31,9 @@ from lessons.learning.store_io import (
     unprocessed_learnable,
 )
 from lessons.recall.lesson import lesson_put, make_lesson, stamp_put
-from lessons.ledger import fnv1a64, record_outcome
+from lessons.rulebook.ledger import fnv1a64, record_outcome
 from lessons.storage.records import change_of
-from lessons.rules import Rule, load_rules, rules_block
+from lessons.rulebook.rules import Rule, load_rules, rules_block
 from lessons.storage.store import Change, Store
 
 FIXTURES = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures"

@@ -15,7 +15,7 @@ from conftest import git
 from lessons.learning.store_io import read_reflections
 from lessons.recall.lesson import lesson_put, make_lesson, stamp_put
 from lessons.storage.records import change_of
-from lessons.rules import load_rules, rules_block, rules_path
+from lessons.rulebook.rules import load_rules, rules_block, rules_path
 from lessons.storage.store import Change, Store
 
 TOP = "/home/ana/project"

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from lessons.ledger import record_outcome
+from lessons.rulebook.ledger import record_outcome
 from lessons.storage.store import Store
 
 DATA = Path(__file__).resolve().parent / "data" / "transcripts"

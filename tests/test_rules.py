@@ -8,15 +8,15 @@ import pytest
 
 from conftest import git
 from lessons.errors import CorruptRecord, InvalidInput
-from lessons.ledger import (
+from lessons.rulebook.ledger import (
     EMPTY_BLOCK_HASH,
     fnv1a64,
     read_validations,
     record_outcome,
     rule_tallies,
 )
-from lessons.rule_lineage import finalize_rules, retire_rule
-from lessons.rules import (
+from lessons.rulebook.rule_lineage import finalize_rules, retire_rule
+from lessons.rulebook.rules import (
     Budget,
     Rule,
     budget_problem,

@@ -16,7 +16,7 @@ from lessons.learning.locality import DEFAULT_TRUSTED_COMMANDS, TrustedCommands
 from lessons.bounds.policy import PolicyProblem
 from lessons.bounds.policy import check_value as check_policy_value
 from lessons.bounds.policy import default_of as policy_default
-from lessons.rules import DOMAIN_PATTERN as RULES_DOMAIN_PATTERN
+from lessons.rulebook.rules import DOMAIN_PATTERN as RULES_DOMAIN_PATTERN
 
 _ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 

@@ -26,7 +26,7 @@ from lessons.learning.learner import learn as learn_rules
 from lessons.learning.reflector import ReflectOutcome, reflect_sources, sources_from_sessions
 from lessons.learning.store_io import read_reflections
 from lessons.bounds.capacity import reclaim_full_stores
-from lessons.ledger import read_validations, rule_tallies
+from lessons.rulebook.ledger import read_validations, rule_tallies
 from lessons.bounds.policy import Policy
 from lessons.proposals import (
     Proposal,
@@ -41,7 +41,7 @@ from lessons.proposals import (
 )
 from lessons.providers import Provider, provider_from_config
 from lessons.storage.records import now_ts
-from lessons.rules import Budget, check_domain, learned_size, rules_in_force
+from lessons.rulebook.rules import Budget, check_domain, learned_size, rules_in_force
 from lessons.storage.store import Store
 
 

@@ -54,8 +54,8 @@ from lessons.proposals import (
 )
 from lessons.providers import Provider
 from lessons.storage.records import now_ts, read_record
-from lessons.rule_lineage import finalize_rules
-from lessons.rules import Budget, Rule, learned_size, load_rules, one_line
+from lessons.rulebook.rule_lineage import finalize_rules
+from lessons.rulebook.rules import Budget, Rule, learned_size, load_rules, one_line
 from lessons.storage.store import Store
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from lessons.errors import InvalidInput
 from lessons.storage.records import derived_id
-from lessons.rules import Rule, one_line
+from lessons.rulebook.rules import Rule, one_line
 
 
 def mint_rule_id(now: str, rule: Rule, taken: Collection[str] = ()) -> str:

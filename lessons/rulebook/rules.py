@@ -9,7 +9,7 @@ edits them, and `git diff` shows a rule change as a line change)::
 A rule outlives the pass that wrote it, so it carries its lineage: a stable `id`
 (what the validation ledger keys on), `sources` (the reflections or lessons it was
 argued from) and `created_at`, all kept when a later pass restates the same text
-(see `lessons.rule_lineage`). A rule measured harmful is retired, never deleted: a
+(see `lessons.rulebook.rule_lineage`). A rule measured harmful is retired, never deleted: a
 retired rule stays in the file as evidence, is never rendered, and no later pass
 can resurrect it.
 
@@ -32,7 +32,7 @@ import pygit2
 import tomli_w
 
 from lessons.errors import CorruptRecord, InvalidInput
-from lessons.ledger import fnv1a64
+from lessons.rulebook.ledger import fnv1a64
 from lessons.redaction.redact import redact_value
 from lessons.storage.store import Store
 
