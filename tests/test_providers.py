@@ -21,7 +21,7 @@ import pytest
 from failres.config.model import LearningConfig
 from failres.config.loading import parse_config
 from failres.errors import ConfigError
-from lessons.providers import (
+from lessons.learning.providers import (
     CommandProvider,
     HttpProvider,
     ProviderError,

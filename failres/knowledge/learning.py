@@ -28,7 +28,7 @@ from lessons.learning.store_io import read_reflections
 from lessons.bounds.capacity import reclaim_full_stores
 from lessons.rulebook.ledger import read_validations, rule_tallies
 from lessons.bounds.policy import Policy
-from lessons.proposals import (
+from lessons.learning.proposals import (
     Proposal,
     accept_proposal,
     find_proposal,
@@ -39,7 +39,7 @@ from lessons.proposals import (
     reject_proposal,
     rules_diff,
 )
-from lessons.providers import Provider, provider_from_config
+from lessons.learning.providers import Provider, provider_from_config
 from lessons.storage.records import now_ts
 from lessons.rulebook.rules import Budget, check_domain, learned_size, rules_in_force
 from lessons.storage.store import Store

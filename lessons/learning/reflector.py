@@ -38,7 +38,7 @@ from lessons.learning.store_io import (
     reflection_put,
 )
 from lessons.rulebook.ledger import fnv1a64
-from lessons.providers import Provider
+from lessons.learning.providers import Provider
 from lessons.storage.records import change_of, now_ts, record_path
 from lessons.storage.store import Change, Store
 
