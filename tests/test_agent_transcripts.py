@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from failres.knowledge.learning import dispatch_transcripts
-from lessons.learning.aider import load_aider
-from lessons.learning.claude_code import load_claude_code
-from lessons.learning.codex import load_codex
+from lessons.learning.transcripts.aider import load_aider
+from lessons.learning.transcripts.claude_code import load_claude_code
+from lessons.learning.transcripts.codex import load_codex
 from lessons.learning.followups import Followup, classify_followup
-from lessons.learning.generic import load_transcript, sniff_format
+from lessons.learning.transcripts.generic import load_transcript, sniff_format
 from lessons.learning.interventions import Trigger, extract_interventions, mine
 from lessons.learning.provenance import Origin, classify_origin
 from lessons.learning.shell_text import refused_command

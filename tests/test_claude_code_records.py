@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from lessons.learning.claude_code import load_claude_code
-from lessons.learning.claude_code.records import ATTACHMENTS, BOOKKEEPING_RECORDS, CLI_TOOLS
+from lessons.learning.transcripts.claude_code import load_claude_code
+from lessons.learning.transcripts.claude_code.records import ATTACHMENTS, BOOKKEEPING_RECORDS, CLI_TOOLS
 from lessons.learning.interventions import REFUSED_WITHOUT_WORDS, Trigger, extract_interventions
 from lessons.learning.provenance import Origin, classify_origin
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from lessons.learning.claude_code import load_claude_code
-from lessons.learning.generic import load_generic
+from lessons.learning.transcripts.claude_code import load_claude_code
+from lessons.learning.transcripts.generic import load_generic
 from lessons.learning.interventions import extract_interventions
 from lessons.learning.locality import DEFAULT_TRUSTED_COMMANDS, TrustedCommands, shell_command_is_local
 from lessons.learning.provenance import Origin, classify_origin

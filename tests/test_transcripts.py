@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lessons.errors import InvalidInput
-from lessons.learning.claude_code import load_claude_code
-from lessons.learning.generic import generic_lines, load_generic, load_transcript, sniff_format
+from lessons.learning.transcripts.claude_code import load_claude_code
+from lessons.learning.transcripts.generic import generic_lines, load_generic, load_transcript, sniff_format
 from lessons.learning.interventions import (
     CONTEXT_LIMIT,
     REFUSED_WITHOUT_WORDS,
@@ -931,7 +931,7 @@ def test_mining_reports_an_unreadable_file_and_goes_on(tmp_path: Path) -> None:
 def test_claude_codes_own_listings_of_agents_and_skills_neither_taint_nor_warn(tmp_path):
     """Claude Code 2.1 opens a print-mode session with attachments listing the installed agents
     and skills, and ends it with a `last-prompt` record: the person's environment, not a third party's."""
-    from lessons.learning.claude_code import load_claude_code
+    from lessons.learning.transcripts.claude_code import load_claude_code
 
     session = "11111111-2222-3333-4444-555555555555"
     lines = [

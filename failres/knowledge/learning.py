@@ -71,7 +71,7 @@ def dispatch_transcripts(git_dir: Path) -> list[Path]:
 
 def _readable_transcript(path: Path) -> bool:
     from lessons.errors import InvalidInput
-    from lessons.learning.generic import sniff_format
+    from lessons.learning.transcripts.generic import sniff_format
 
     try:
         return sniff_format(path) in ("claude-code", "codex", "aider")

@@ -19,11 +19,11 @@ from itertools import islice
 from pathlib import Path
 
 from lessons.errors import InvalidInput
-from lessons.learning.aider import FORMAT as AIDER
-from lessons.learning.aider import is_aider_history, load_aider
-from lessons.learning.claude_code import load_claude_code
-from lessons.learning.codex import FORMAT as CODEX
-from lessons.learning.codex import is_codex_rollout, load_codex
+from lessons.learning.transcripts.aider import FORMAT as AIDER
+from lessons.learning.transcripts.aider import is_aider_history, load_aider
+from lessons.learning.transcripts.claude_code import load_claude_code
+from lessons.learning.transcripts.codex import FORMAT as CODEX
+from lessons.learning.transcripts.codex import is_codex_rollout, load_codex
 from lessons.learning.messages import (
     SOURCES,
     Block,

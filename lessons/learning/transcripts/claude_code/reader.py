@@ -25,17 +25,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lessons.errors import InvalidInput
-from lessons.learning.claude_code.records import (
+from lessons.learning.transcripts.claude_code.records import (
     ATTACHMENTS,
     cli_tool_source,
     headless_reason,
     person_refused,
     record_role,
 )
-from lessons.learning.claude_code.fields import background_id, not_by_a_person, result_text
-from lessons.learning.claude_code.order import conversation_order
-from lessons.learning.claude_code.subagents import subagent_source
-from lessons.learning.claude_code.words import COMPACTION_OPENING, classify_user_text, person_denial_reason
+from lessons.learning.transcripts.claude_code.fields import background_id, not_by_a_person, result_text
+from lessons.learning.transcripts.claude_code.order import conversation_order
+from lessons.learning.transcripts.claude_code.subagents import subagent_source
+from lessons.learning.transcripts.claude_code.words import COMPACTION_OPENING, classify_user_text, person_denial_reason
 from lessons.learning.locality import DEFAULT_TRUSTED, TrustedCommands
 from lessons.learning.messages import (
     Block,
