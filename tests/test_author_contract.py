@@ -49,7 +49,7 @@ def test_the_readme_shows_the_scope_request_line_and_it_parses() -> None:
 
 def test_the_documented_plan_is_a_plan_the_loader_takes(tmp_path: Path) -> None:
     from failres.config.loading import parse_config
-    from failres.plan import parse_plan
+    from failres.engine.plan import parse_plan
 
     config = parse_config('[gates.tests]\ncommand = ["true"]\n[bindings.a]\ncommand = ["true"]\n'
                           '[seats]\nimplementer = "a"\n', "test.toml")

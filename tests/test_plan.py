@@ -9,7 +9,7 @@ import pytest
 from failres.config.model import Config
 from failres.config.loading import parse_config
 from failres.errors import ConfigError, UsageError
-from failres.plan import Plan, Task, load_plan
+from failres.engine.plan import Plan, Task, load_plan
 
 TWO_GATES = parse_config('[gates.gate0]\ncommand = ["a"]\n[gates.lint]\ncommand = ["b"]\n', "cfg.toml")
 

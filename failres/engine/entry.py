@@ -52,7 +52,7 @@ def run_plan_file(engine: Engine, plan_path: Path, *, task_ids=(), patch: Path |
                   force: bool = False, jobs: int = 1) -> list[TaskOutcome]:
     from failres.config.loading import effective_policy_of
     from failres.engine.schedule import run_plan
-    from failres.plan import load_plan
+    from failres.engine.plan import load_plan
     from failres.sandbox.before_run import announce_before_run
     from lessons.bounds.capacity import reclaim_full_stores
 
@@ -109,7 +109,7 @@ def outcome_lines(outcome: TaskOutcome) -> list[str]:
 
 def prompt_now(engine: Engine, slug: str, task_id: str, mode: str, plan_path: Path | None) -> str:
     from failres.engine.loop import TaskRun
-    from failres.plan import Plan, load_plan, require_id
+    from failres.engine.plan import Plan, load_plan, require_id
 
     if mode not in ("implement", "fix"):
         msg = f"--mode must be implement or fix, not {mode!r}"

@@ -31,7 +31,7 @@ from failres.engine.taxonomy import (
 from failres.errors import GitError
 from failres.gitops.workspace import Workspace
 from failres.journal import event_put, make_event
-from failres.plan import Plan, Task
+from failres.engine.plan import Plan, Task
 from failres.engine.dispatch_logs import RunLogs
 from lessons.storage.records import change_of
 

@@ -28,7 +28,7 @@ from failres.engine.loop import TaskRun
 from failres.engine.runtime import Engine, TaskOutcome
 from failres.errors import UsageError
 from failres.journal import read_journal
-from failres.plan import Plan, Task
+from failres.engine.plan import Plan, Task
 from lessons.storage.store import Store
 
 

@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from failres.plan import Task
+from failres.engine.plan import Task
 from lessons.recall.signature import current_form
 
 STATES = ("pending", "running", "interrupted", "committed", "quarantined", "stopped", "landed")

@@ -67,7 +67,7 @@ def _resolve(repo: pygit2.Repository, ref: str) -> pygit2.Commit | None:
 
 def land_task(top: Path, repo: pygit2.Repository, config: Config, store: Store, slug: str, task: str) -> LandResult:
     """Merge failres/<slug>/<task> into the integration branch with a merge commit, then stamp the task."""
-    from failres.plan import require_id
+    from failres.engine.plan import require_id
 
     for name, value in (("slug", slug), ("task", task)):
         require_id(value, name)
