@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from failres import gitops
-from failres.scope import glob_matches, match_scope
+from failres.gitops.scope import glob_matches, match_scope
 from failres.containment.tamper import OwnMoves
 from failres.errors import GitError, UsageError
 from failres.gitops.status import parse_status

@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 import pygit2
 
 from failres.decisions.records import COLLECTION, WAITING, answer_put, proposal_put, scope_files_of
-from failres.scope import matches_any
+from failres.gitops.scope import matches_any
 from failres.errors import UsageError
 from failres.journal import event_put, make_event, sequence
 from lessons.errors import NotFound

@@ -231,7 +231,7 @@ class TaskRun(RunSteps):
         the promise that what was previewed is what lands. The task's tree is the
         patch applied to the start commit, computed without the workspace at all.
         """
-        from failres.scope import match_scope
+        from failres.gitops.scope import match_scope
 
         self.step("patch")
         changed = gitops.changed_between(self.engine.top, self.tree, patched)

@@ -215,7 +215,7 @@ class RunSteps(RunContext):
                            unavailable=unavailable)
 
     def head_verdict(self, judge: JudgeInvocation, result) -> HeadVerdict:
-        from failres.scope import match_scope
+        from failres.gitops.scope import match_scope
 
         def in_scope(path: str) -> bool:
             return bool(match_scope([path], self.allow, self.config.scope.protected)[0])

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import pygit2
 
-from failres.scope import matches_any
+from failres.gitops.scope import matches_any
 from failres.journal import list_slugs, read_journal
 from lessons.learning.interventions import MinedIntervention, edit_intervention
 from lessons.learning.provenance import Origin
