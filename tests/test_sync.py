@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, git, run_failres
-from failres.sync import (
+from failres.remote.sync import (
     BACKOFF_CAP,
     backoff_seconds,
     clashing_snapshots,
@@ -379,7 +379,7 @@ SYNCER = textwrap.dedent(
     sys.path.insert(0, {root!r})
     from pathlib import Path
     from failres.errors import Busy
-    from failres.sync import sync_store
+    from failres.remote.sync import sync_store
 
     top, done = Path(sys.argv[1]), Path(sys.argv[2])
     syncs = lost = 0

@@ -7,7 +7,7 @@ import typer
 from failres.cli.app import app
 from failres.clidoc.model import HOUSEKEEPING
 from failres.cli.common import console, emit_json, open_context
-from failres.sync import SyncResult, default_remote, sync_store, upstream_remote
+from failres.remote.sync import SyncResult, default_remote, sync_store, upstream_remote
 
 
 def describe(result: SyncResult) -> list[str]:

@@ -50,7 +50,7 @@ def store_to_take(store: Store, prefer: str | None) -> RemoteCopy | None:
 def take_store(top: Path, store: Store, copy: RemoteCopy) -> str:
     """Make `copy` the local store; returns the local store tip."""
     if copy.seen == "local":
-        from failres.sync import sync_store
+        from failres.remote.sync import sync_store
 
         result = sync_store(top, store.ref, copy.remote)
         if result.tip is not None:
