@@ -24,7 +24,7 @@ from test_containment import _the_second_wall_alone, quarantined, run  # noqa: F
 
 FIX = {"write": {"src/calc.py": FIXED}}
 TOP = 'top=$(dirname "$(dirname "$(head -1 .git/objects/info/alternates)")")'
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from lessons.learning.interventions import Trigger, extract_interventions, mine
 from lessons.learning.provenance import Origin, classify_origin
 from lessons.learning.shell_text import refused_command
 
-DATA = Path(__file__).resolve().parent / "data" / "transcripts"
+DATA = Path(__file__).resolve().parents[3] / "data" / "transcripts"
 [CLAUDE] = sorted((DATA / "claude-code").glob("print-*.jsonl"))
 [INTERACTIVE] = sorted((DATA / "claude-code").glob("interactive-*.jsonl"))
 [CODEX] = sorted((DATA / "codex").glob("rollout-*.jsonl"))

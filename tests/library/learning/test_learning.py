@@ -36,7 +36,7 @@ from lessons.storage.records import change_of
 from lessons.rulebook.rules import Rule, load_rules, rules_block
 from lessons.storage.store import Change, Store
 
-FIXTURES = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[3] / ".." / "shared" / "fixtures"
 CLAUDE_CODE = FIXTURES / "transcripts" / "claude-code"
 CWD = "/home/ana/project"
 STEER = "use the fixture, never the live database"

@@ -11,7 +11,7 @@ from failres.agents.claude_result import DeniedCall, claude_result, is_seat_deni
 from failres.engine.seats import own_requests
 from failres.engine.taxonomy import ScopeRequest
 
-SAMPLES = Path(__file__).resolve().parent / "data" / "claude_result"
+SAMPLES = Path(__file__).resolve().parents[1] / "data" / "claude_result"
 
 
 def sample(name: str) -> str:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from lessons.redaction.redact import Finding, find_secrets, is_secret_name, redact, redact_value
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[2] / "data"
 
 
 def unescape_data_line(text: str) -> str:

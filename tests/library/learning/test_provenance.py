@@ -20,7 +20,7 @@ from lessons.learning.interventions import extract_interventions
 from lessons.learning.locality import DEFAULT_TRUSTED_COMMANDS, TrustedCommands, shell_command_is_local
 from lessons.learning.provenance import Origin, classify_origin
 
-FIXTURES = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[3] / ".." / "shared" / "fixtures"
 CLAUDE_CODE = FIXTURES / "transcripts" / "claude-code"
 TOP = "/home/ana/project"
 SPILL_DIR = "/home/ana/.claude/projects/-home-ana-project/s-1/tool-results"

@@ -36,7 +36,7 @@ from lessons.learning.provenance import (
     origin_unknown,
 )
 
-FIXTURES = Path(__file__).resolve().parents[1] / ".." / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[4] / ".." / "shared" / "fixtures"
 CLAUDE_CODE = FIXTURES / "transcripts" / "claude-code"
 CWD = "/home/ana/project"
 REFUSED = (

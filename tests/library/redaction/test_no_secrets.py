@@ -25,7 +25,7 @@ import pytest
 from conftest import git
 from project import Project
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 CANARIES = DATA / "secret_canaries.txt"
 LOOKALIKES = DATA / "innocent_lookalikes.txt"
 # Seat and gate output reaches a quarantine message through its last 2000 characters;

@@ -14,7 +14,7 @@ from pathlib import Path
 from conftest import git
 from test_import import LINE
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 LINES = 30000
 
 

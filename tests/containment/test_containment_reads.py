@@ -189,7 +189,7 @@ def test_a_token_printed_before_the_seat_kills_failres_never_lies_in_clear_in_li
     failres_pid = 's=$(ps -o ppid= -p $PPID | tr -d " "); p=$(ps -o ppid= -p $s | tr -d " ")'
     project.configure(implementer=[{"shell": [f"echo 'the key is {token}'; {failres_pid}; "
                                               "sleep 0.5; kill -KILL $p; sleep 30"]}])
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     subprocess.run([sys.executable, "-m", "failres", "run", str(project.plan()), "--quiet"], cwd=project.top,
                    env=env, capture_output=True, timeout=120)
 

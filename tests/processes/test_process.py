@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from failres.processes.process import EXIT_NOT_FOUND, printable_text, run_process
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 FORBIDDEN_CONTROLS = {chr(code) for code in (*range(0x20), *range(0x7F, 0xA0))} - {"\n", "\t"}
 
 

@@ -92,7 +92,7 @@ def test_the_gitlab_job_is_parallel_and_fits_gitlabs_schema_for_the_keys_it_uses
     assert result.code == 0, result.err
     path = project / ".gitlab" / "failres-release.yml"
     document = yaml.safe_load(path.read_text())
-    schema = json.loads((Path(__file__).parent / "data" / "gitlab-ci-job.schema.json").read_text())
+    schema = json.loads((Path(__file__).parents[1] / "data" / "gitlab-ci-job.schema.json").read_text())
     jsonschema.validate(document, schema)
     job = document["failres-release"]
     assert job["parallel"] == 3

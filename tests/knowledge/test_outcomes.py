@@ -19,7 +19,7 @@ from lessons.learning.outcomes import ResolvedOutcome, area_of, outcome_rules
 from lessons.recall.lesson import read_lessons
 from lessons.storage.store import Store
 
-FAKE_AGENT = Path(__file__).resolve().parent / "fake_agent.py"
+FAKE_AGENT = Path(__file__).resolve().parents[1] / "fake_agent.py"
 BROKEN = {"add": "def add(a, b):\n    return a - b\n", "sub": "def sub(a, b):\n    return a + b\n",
           "mul": "def mul(a, b):\n    return a + b\n"}
 FIXED = {"add": "def add(a, b):\n    return a + b\n", "sub": "def sub(a, b):\n    return a - b\n",

@@ -11,7 +11,7 @@ from pathlib import Path
 from lessons.rulebook.ledger import record_outcome
 from lessons.storage.store import Store
 
-DATA = Path(__file__).resolve().parent / "data" / "transcripts"
+DATA = Path(__file__).resolve().parents[2] / "data" / "transcripts"
 AIDER = DATA / "aider" / ".aider.chat.history.md"
 CORRECTION = "No, don't change the return value like that; add a constant instead."
 

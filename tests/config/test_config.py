@@ -15,7 +15,7 @@ from failres.config.model import CONFIG_FILE, Config, RepoPaths, branch_name_pro
 from failres.config.schema import key_paths
 from failres.errors import ConfigError
 
-EXAMPLE = Path(__file__).resolve().parent.parent / ".failres.toml.example"
+EXAMPLE = Path(__file__).resolve().parents[2] / ".failres.toml.example"
 SOURCE = "cfg.toml"
 
 MINIMAL_GATE = '[gates.gate0]\ncommand = ["make", "check"]\n'
