@@ -1,5 +1,6 @@
 """The house stays as drawn: rooms that stand on each other without circles, modules a reader
-can hold in their head, each importable on its own, and `lessons` free of `failres`."""
+can hold in their head, each importable on its own, each room saying what it holds, the
+library's rooms naming their public modules, and `lessons` free of `failres`."""
 
 from __future__ import annotations
 
@@ -143,7 +144,96 @@ def test_every_module_imports_on_its_own() -> None:
     assert done.stdout.strip() == ""
 
 
+def packages() -> dict[str, Path]:
+    """Every package of the project, nested ones too: dotted name -> its folder."""
+    return {name: path.parent for name, path in modules().items() if path.name == "__init__.py"}
+
+
+def room_of(name: str) -> str:
+    """The room a module lives in: the package right under `failres` or `lessons` (or the
+    top-level module itself)."""
+    return ".".join(name.split(".")[:2])
+
+
+def room_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    rooms: dict[str, set[str]] = {}
+    for name, targets in graph.items():
+        rooms.setdefault(room_of(name), set()).update(room_of(t) for t in targets if room_of(t) != room_of(name))
+    for targets in list(rooms.values()):
+        for target in targets:
+            rooms.setdefault(target, set())
+    return rooms
+
+
+def test_the_rooms_stand_on_each_other_without_circles() -> None:
+    """Not only modules: no room of `failres/` or `lessons/` imports one that imports it back,
+    so each can be read standing on the ones below it."""
+    assert circles(room_graph(import_graph())) == []
+
+
 def test_the_rooms_are_the_ones_the_architecture_document_draws() -> None:
-    rooms = sorted(p.name for p in (ROOT / "failres").iterdir() if (p / "__init__.py").is_file())
     document = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
-    assert [room for room in rooms if f"`failres/{room}/`" not in document] == []
+    folders = sorted(path.relative_to(ROOT).as_posix() for name, path in packages().items() if "." in name)
+    assert [folder for folder in folders if f"`{folder}/`" not in document] == []
+
+
+def test_every_room_says_what_it_holds() -> None:
+    """A package's `__init__` opens with a docstring: the story of the room, read first."""
+    silent = [name for name, path in packages().items()
+              if not ast.get_docstring(ast.parse((path / "__init__.py").read_text(encoding="utf-8")))]
+    assert silent == []
+
+
+def public_modules(package: Path) -> list[str] | None:
+    for node in ast.parse((package / "__init__.py").read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            return list(ast.literal_eval(node.value))
+    return None
+
+
+def bound_in(package: Path) -> set[str]:
+    """The names a package's `__init__` binds itself (what it imports or defines)."""
+    names: set[str] = set()
+    for node in ast.parse((package / "__init__.py").read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+    return names
+
+
+def test_the_library_rooms_name_their_public_modules_and_are_entered_through_them() -> None:
+    """Each package of `lessons` lists its public modules in `__all__`; a module outside the
+    package (in `failres`, or another room of the library) imports only those. The rest are
+    the package's own, free to change without anyone else noticing."""
+    library = {name: path for name, path in packages().items() if name.startswith("lessons")}
+    undeclared = sorted(name for name, path in library.items() if public_modules(path) is None)
+    assert undeclared == []
+    known = modules()
+    wrong_names = {name: sorted(set(public_modules(path)) - {m.rpartition(".")[2] for m in known
+                                                              if m.rpartition(".")[0] == name} - bound_in(path))
+                   for name, path in library.items()}
+    assert {name: found for name, found in wrong_names.items() if found} == {}
+    reached_inside = set()
+    for importer, targets in import_graph().items():
+        for target in targets:
+            package, _, module = target.rpartition(".")
+            inside = importer == package or importer.startswith(package + ".")
+            if package in library and target not in library and not inside:
+                if module not in public_modules(library[package]):
+                    reached_inside.add(f"{importer} -> {target}")
+    assert sorted(reached_inside) == []
+
+
+def test_the_tests_live_in_folders_named_for_the_rooms_they_check() -> None:
+    """tests/<room>/ holds the tests of failres/<room>/, tests/library/<room>/ those of
+    lessons/<room>/ (a folder named `lessons` under tests/ would stand for the package on the
+    import path); tests/house/ checks the project as a whole, tests/data/ is their data."""
+    tests = ROOT / "tests"
+    folders = sorted(p.parent.relative_to(tests).as_posix() for p in tests.rglob("test_*.py") if p.parent != tests)
+    rooms = {path.relative_to(ROOT).as_posix() for path in packages().values()}
+
+    def room(folder: str) -> str:
+        return "lessons" + folder[len("library"):] if folder.split("/")[0] == "library" else f"failres/{folder}"
+
+    assert sorted({f for f in folders if f != "house" and room(f) not in rooms}) == []

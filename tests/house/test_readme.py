@@ -27,18 +27,18 @@ NOT_RUN = {
     ("decide", "3f9a2b", "--answer-json", '{"note": "no"}'): "the demo's only decision is answered already",
     ("decisions", "propose", "3f9a2b"): "the demo configures no resolver seat",
     ("decide", "3f9a2b", "--accept-proposal"): "the demo configures no resolver, so no proposal waits "
-                                                "(tests/test_decisions.py accepts one)",
+                                                "(tests/decisions/test_decisions.py accepts one)",
     ("cancel", "release-readiness", "t1"): "nothing runs in the demo's repository to cancel "
-                                           "(tests/test_containment.py cancels a live run)",
+                                           "(tests/containment/test_containment.py cancels a live run)",
     ("reflect", "~/.claude/projects/my-repo"): "needs Claude Code's transcripts of a real project",
     ("proposals", "show", "ID"): "the demo has no proposal",
     ("proposals", "accept", "ID"): "the demo has no proposal",
     ("proposals", "accept", "ID", "--only", "RULE_ID"): "the demo has no proposal",
-    ("--help",): "opens the manual page with man (tests/test_manpage.py runs it from a fresh venv)",
-    ("init", "--agent", "claude"): "the demo's repository is initialised already (tests/test_first_run.py and "
+    ("--help",): "opens the manual page with man (tests/clidoc/test_manpage.py runs it from a fresh venv)",
+    ("init", "--agent", "claude"): "the demo's repository is initialised already (tests/cli/test_first_run.py and "
                                    "the agent recipes' tests run init)",
-    ("demo",): "tests/test_demo.py runs the demo",
-    ("run", "plan.toml", "--remote", "origin", "--jobs", "2"): "tests/test_remote_run.py runs three runners of a "
+    ("demo",): "tests/demo/test_demo.py runs the demo",
+    ("run", "plan.toml", "--remote", "origin", "--jobs", "2"): "tests/remote/test_remote_run.py runs three runners of a "
                                                                "plan on one bare remote",
 }
 
