@@ -12,7 +12,12 @@ packages stand on each other without circles, bottom up:
 - `rulebook`: rules, their lineage and the validation ledger;
 - `learning`: transcripts read (`learning.transcripts`), interventions found, rules proposed.
 
-`errors` (the exception family) and `jsontext` (JSON from outside, read safely) serve them all.
+`errors` (the exception family) and `jsontext` (JSON from outside, read safely) serve them all;
+`moved` keeps the modules' names from before these packages importable.
 """
+
+from lessons import moved
+
+moved.install()
 
 __all__ = ["bounds", "errors", "jsontext", "learning", "recall", "redaction", "rulebook", "storage"]

@@ -237,3 +237,27 @@ def test_the_tests_live_in_folders_named_for_the_rooms_they_check() -> None:
         return "lessons" + folder[len("library"):] if folder.split("/")[0] == "library" else f"failres/{folder}"
 
     assert sorted({f for f in folders if f != "house" and room(f) not in rooms}) == []
+
+
+def test_every_import_names_a_module_where_it_is_now() -> None:
+    """The project's own code, tests and benchmarks import each module by its present name:
+    an old name would still load (through `lessons.moved`, for other harnesses), and hide from
+    every check above which room it reaches."""
+    known = modules()
+    rooms = packages()
+    stale = set()
+    files = [p for top in ("failres", "lessons", "tests", "bench") for p in (ROOT / top).rglob("*.py")]
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module]
+                if node.module in rooms:
+                    names += [f"{node.module}.{alias.name}" for alias in node.names
+                              if alias.name not in bound_in(rooms[node.module])]
+            else:
+                continue
+            stale.update(f"{path.relative_to(ROOT)}: {name}" for name in names
+                         if name.split(".")[0] in PACKAGES and name not in known)
+    assert sorted(stale) == []
