@@ -261,3 +261,18 @@ def test_every_import_names_a_module_where_it_is_now() -> None:
             stale.update(f"{path.relative_to(ROOT)}: {name}" for name in names
                          if name.split(".")[0] in PACKAGES and name not in known)
     assert sorted(stale) == []
+
+
+# The single modules each root keeps beside its packages, and why (docs/architecture.md says more).
+SINGLE_MODULES = {
+    "failres": {"__main__", "errors", "journal", "beneath", "inert", "initialise", "hookrun"},
+    "lessons": {"errors", "jsontext", "moved"},
+}
+
+
+def test_the_roots_hold_packages_and_only_the_single_modules_the_map_explains() -> None:
+    """A new module goes into the package whose story it belongs to; one at the top of
+    `failres/` or `lessons/` is a room nobody drew."""
+    loose = {root: sorted(p.stem for p in (ROOT / root).glob("*.py") if p.stem != "__init__") for root in PACKAGES}
+    assert {root: [m for m in found if m not in SINGLE_MODULES[root]] for root, found in loose.items()} == \
+        {root: [] for root in PACKAGES}
