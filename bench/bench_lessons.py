@@ -28,10 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_store import ENV, git  # noqa: E402  (importing it sets the bench's git identity)
 from failres.hooks.install import install_hooks  # noqa: E402
 from failres.journal import event_put, make_event, sequence  # noqa: E402
-from lessons.importer import import_lessons  # noqa: E402
-from lessons.lesson import lesson_put, make_lesson  # noqa: E402
-from lessons.records import change_of  # noqa: E402
-from lessons.store import Store  # noqa: E402
+from lessons.recall.importer import import_lessons  # noqa: E402
+from lessons.recall.lesson import lesson_put, make_lesson  # noqa: E402
+from lessons.storage.records import change_of  # noqa: E402
+from lessons.storage.store import Store  # noqa: E402
 
 CLASSES = ("gate-not-green-after-fixer", "fixer-scope-violation", "wrapper-engine-down", "seat-timeout")
 RESOLUTIONS = (["unknown"], ["scope-widened"], ["integration-head-moved"], None)

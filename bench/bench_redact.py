@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lessons.redact import forget_judged, redact  # noqa: E402
+from lessons.redaction.redact import forget_judged, redact  # noqa: E402
 
 LINE = "2026-12-01 09:00:00 INFO tests/test_calc.py::test_add PASSED in 0.01s (worker 3)\n"
 

@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lessons.records import change_of, new_id, record_put  # noqa: E402
-from lessons.store import Store  # noqa: E402
+from lessons.storage.records import change_of, new_id, record_put  # noqa: E402
+from lessons.storage.store import Store  # noqa: E402
 
 ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
        "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}

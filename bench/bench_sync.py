@@ -38,9 +38,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_store import ENV, fill, lesson  # noqa: E402
-from failres.sync import fetch_refspecs, sync_store  # noqa: E402
-from lessons.records import change_of, read_collection, record_put  # noqa: E402
-from lessons.store import DEFAULT_REF, Store  # noqa: E402
+from failres.remote.sync import fetch_refspecs, sync_store  # noqa: E402
+from lessons.storage.records import change_of, read_collection, record_put  # noqa: E402
+from lessons.storage.store import DEFAULT_REF, Store  # noqa: E402
 
 
 @dataclass(frozen=True)

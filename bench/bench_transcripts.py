@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lessons.learning.claude_code import load_claude_code  # noqa: E402
+from lessons.learning.transcripts.claude_code import load_claude_code  # noqa: E402
 from lessons.learning.interventions import extract_interventions  # noqa: E402
 
 CWD = "/home/ana/project"

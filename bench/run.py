@@ -32,10 +32,10 @@ os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.
 os.environ.update({"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "gc.auto", "GIT_CONFIG_VALUE_0": "0"})
 
 import bench_store  # noqa: E402  (sets the bench's git identity)
-from lessons.lesson import stamp_put  # noqa: E402
-from lessons.records import change_of, record_put  # noqa: E402
-from lessons.retrieval import relevant_lessons  # noqa: E402
-from lessons.store import Store  # noqa: E402
+from lessons.recall.lesson import stamp_put  # noqa: E402
+from lessons.storage.records import change_of, record_put  # noqa: E402
+from lessons.recall.retrieval import relevant_lessons  # noqa: E402
+from lessons.storage.store import Store  # noqa: E402
 
 ROWS = ("store append", "append at big vs small", "retrieval at big vs small", "scope check", "hook overhead",
         "sync of diverged stores", "tab completion", "tasks at once", "runners of one plan",
@@ -262,7 +262,7 @@ def startup_row(sizes: Sizes) -> Row:
 def import_row(root: Path, sizes: Sizes) -> Row:
     import json as json_module
 
-    from lessons.importer import import_lessons
+    from lessons.recall.importer import import_lessons
 
     store = Store(bench_store.new_repo(root, "import"))
     lines = root / "import.jsonl"
@@ -276,8 +276,8 @@ def import_row(root: Path, sizes: Sizes) -> Row:
     import_lessons(store, [lines])
     took, cpu = time.perf_counter() - start, sum(os.times()[:4]) - cpu_start  # cpu: with fast-import's
     # The floor: the same records, already checked and encoded, written by git fast-import alone.
-    from lessons import bulk
-    from lessons.trees import Change
+    from lessons.storage import bulk
+    from lessons.storage.trees import Change
 
     tip = store.commit_at()
     records = {path: store.blob(oid) for path, oid in store.walk("lessons", tip)}

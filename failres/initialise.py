@@ -20,8 +20,8 @@ from failres.config.loading import parse_config
 from failres.config.schema import read_text_file
 from failres.errors import UsageError
 from failres.hooks.install import HooksReport, install_hooks
-from failres.store_origin import store_to_take, take_store
-from lessons.store import Store
+from failres.remote.store_origin import store_to_take, take_store
+from lessons.storage.store import Store
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class InitResult:
     store_tip: str
     hooks: HooksReport | None = None  # None: not asked for, or refused (see hooks_problem)
     hooks_problem: str | None = None
-    store_from: str | None = None  # the remote whose store was taken (see `failres.store_origin`)
+    store_from: str | None = None  # the remote whose store was taken (see `failres.remote.store_origin`)
     integration_branch: str = "main"
     other_branches: tuple[str, ...] = ()  # main or master, when the branch chosen is neither
 

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from lessons.errors import InvalidInput
-from lessons.records import Put, new_id, now_ts, read_collection, record_put
-from lessons.store import Store
+from lessons.storage.records import Put, new_id, now_ts, read_collection, record_put
+from lessons.storage.store import Store
 
 COLLECTION = "journal"
 

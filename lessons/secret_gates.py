@@ -1,6 +1,6 @@
 """What a text must hold before each secret shape can match it: the cheap proof that it cannot.
 
-`lessons.redact` runs every shape of `lessons.secret_shapes` over every text written to
+`lessons.redaction.redact` runs every shape of `lessons.redaction.secret_shapes` over every text written to
 the store, and a bulk import writes hundreds of thousands of them; nearly all hold no
 secret, and running three dozen expressions to learn that made redaction the whole cost
 of an import. Each shape has a gate here: a condition every text it can match satisfies
@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from itertools import compress
 
-from lessons.secret_shapes import _CREDENTIAL_HINTS, _SECRET_NAME_SUFFIXES, PATTERNS, SecretPattern
+from lessons.redaction.secret_shapes import _CREDENTIAL_HINTS, _SECRET_NAME_SUFFIXES, PATTERNS, SecretPattern
 
 _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{20,}")
@@ -44,7 +44,7 @@ _KINDS = (
     "assignment",
 )
 if _KINDS != tuple(pattern.kind for pattern in PATTERNS):
-    msg = "lessons.secret_gates is out of step with lessons.secret_shapes.PATTERNS"
+    msg = "lessons.redaction.secret_gates is out of step with lessons.redaction.secret_shapes.PATTERNS"
     raise ImportError(msg)
 _RANKED: tuple[tuple[int, SecretPattern], ...] = tuple(enumerate(PATTERNS))
 

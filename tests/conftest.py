@@ -13,6 +13,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 
+# The tests live in folders beside what they check. As when they were one folder, a test module
+# or helper (project.py here, test_land's LoopProject in landing/ ...) imports by its name from
+# any of them: every folder holding tests is on the import path, after everything else.
+TESTS = Path(__file__).resolve().parent
+for _folder in sorted({path.parent for path in TESTS.rglob("test_*.py")} - {TESTS}):
+    if str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
+
 IDENTITY = {
     "GIT_AUTHOR_NAME": "Test Person",
     "GIT_AUTHOR_EMAIL": "test@example.com",
@@ -89,7 +97,7 @@ def plain_repo(tmp_path: Path) -> Path:
 def repo(plain_repo: Path) -> Path:
     """A real repository on branch main with one commit and an empty store, as `git failres init`
     creates it (a write never creates a store)."""
-    from lessons.store import Store
+    from lessons.storage.store import Store
 
     Store(plain_repo).create()
     return plain_repo

@@ -10,7 +10,7 @@ from conftest import git
 from failres.errors import ConfigError
 from failres.journal import read_journal
 from failres.initialise import init_repository
-from lessons.store import Store
+from lessons.storage.store import Store
 
 FAKE_AGENT = Path(__file__).resolve().parent / "fake_agent.py"
 BROKEN = "def add(a, b):\n    return a - b\n"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pygit2
 
-from lessons.capacity import COUNTS_NOTE, count_records
-from lessons.records import iter_record_files
-from lessons.store import Change, Store
+from lessons.bounds.capacity import COUNTS_NOTE, count_records
+from lessons.storage.records import iter_record_files
+from lessons.storage.store import Change, Store
 
 
 def walked(store: Store, prefix: str, commit: pygit2.Commit | None = None) -> int:

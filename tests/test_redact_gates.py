@@ -1,6 +1,6 @@
 """Redaction's fast paths find every secret the full pattern set finds.
 
-Redaction runs only the shapes a text can hold (`lessons.secret_gates`), remembers the texts
+Redaction runs only the shapes a text can hold (`lessons.redaction.secret_gates`), remembers the texts
 it has judged, and an import writes its batches through `git fast-import`. Each is a place a
 secret could slip through; these tests put the canaries where such a shortcut would miss them
 (the end of a long line, a name spelt with punctuation, the non-ASCII letters
@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from lessons import bulk, known_secrets, redact
-from lessons.importer import import_lessons
-from lessons.secret_shapes import PATTERNS
-from lessons.store import Store
+from lessons.storage import bulk
+from lessons.redaction import known_secrets, redact
+from lessons.recall.importer import import_lessons
+from lessons.redaction.secret_shapes import PATTERNS
+from lessons.storage.store import Store
 from test_no_secrets import everything_git_holds, load_canaries, load_lookalikes
 
 # The letters Python's case-insensitive matching takes for ASCII ones.
@@ -142,7 +143,7 @@ def test_an_import_through_fast_import_writes_the_commits_an_ordinary_one_does(t
 
 
 def test_record_bytes_are_those_json_dumps_writes() -> None:
-    from lessons.records import encode
+    from lessons.storage.records import encode
 
     documents = [
         {"id": "0123456789abcdef", "message": "ünïcödé \u2028 \x00 \"q\" \\ \t\n😀", "n": 3, "f": 1.5,

@@ -9,12 +9,12 @@ from pathlib import Path
 import pygit2
 
 from conftest import git
-from lessons.history import _readable, merge_line, union_change
-from lessons.lesson import lesson_put, make_lesson
-from lessons.packs import BLOB, COMMIT, TREE, write_pack
-from lessons.records import change_of, read_collection
-from lessons.store import Change, Store
-from lessons.treemerge import PACK_AT, merge_trees
+from lessons.storage.history import _readable, merge_line, union_change
+from lessons.recall.lesson import lesson_put, make_lesson
+from lessons.storage.packs import BLOB, COMMIT, TREE, write_pack
+from lessons.storage.records import change_of, read_collection
+from lessons.storage.store import Change, Store
+from lessons.storage.treemerge import PACK_AT, merge_trees
 
 SIDE = 400  # records each side writes: enough that a merge rebuilds more than PACK_AT trees
 

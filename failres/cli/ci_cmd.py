@@ -25,7 +25,7 @@ def ci(
     force: bool = typer.Option(False, "--force", help="Replace a workflow file that exists."),
 ) -> None:
     """Write a CI workflow whose jobs each run `git failres run PLAN --remote origin`."""
-    from failres.plan import load_plan
+    from failres.engine.plan import load_plan
     from failres.remote.ci import Workflow, agents_of, plan_path_in_repo, require_kind, secrets_of, write_workflow
 
     require_kind(kind)

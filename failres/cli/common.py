@@ -13,7 +13,7 @@ import pygit2
 from failres.config.model import Config, find_repo_top
 from failres.config.loading import load_config
 from failres.inert import inert
-from lessons.store import Store
+from lessons.storage.store import Store
 
 
 @dataclass

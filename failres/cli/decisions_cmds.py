@@ -120,7 +120,7 @@ def decide(
         msg = "--scope-files needs at least one path"
         raise UsageError(msg)
     from failres.cli.policy_cmds import current_policy
-    from lessons.capacity import reclaim_full_stores
+    from lessons.bounds.capacity import reclaim_full_stores
 
     repo = open_context()
     policy = current_policy(repo)  # a bad policy is refused before anything is written

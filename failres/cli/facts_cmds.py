@@ -8,7 +8,7 @@ from failres.cli.app import app
 from failres.clidoc.model import KNOWLEDGE
 from failres.cli.common import console, emit_json, open_context
 from failres.cli.policy_cmds import current_policy
-from lessons.facts import DEFAULT_CONFIDENCE, DEFAULT_SOURCE, fact_timeline, list_facts, set_fact
+from lessons.bounds.facts import DEFAULT_CONFIDENCE, DEFAULT_SOURCE, fact_timeline, list_facts, set_fact
 
 facts_app = typer.Typer(no_args_is_help=True, help="Project facts that ride in prompts. Alone, it is facts list.",
                         epilog="git failres facts list --category judge")

@@ -8,7 +8,7 @@ from failres.cli.app import app
 from failres.clidoc.model import HOUSEKEEPING
 from failres.cli.common import console, emit_json, open_context
 from failres.cli.policy_cmds import current_policy
-from lessons.capacity import STORES, consolidate, restore_store
+from lessons.bounds.capacity import STORES, consolidate, restore_store
 
 
 @app.command("consolidate", rich_help_panel=HOUSEKEEPING, epilog="git failres consolidate --dry-run")

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from failres.errors import UsageError
 from failres.journal import Journal, list_slugs, read_journal
-from lessons.store import Store
+from lessons.storage.store import Store
 
 
 def _hint(name: str, known: Sequence[str], noun: str, listing: str) -> str:

@@ -11,7 +11,7 @@ from failres.clidoc.model import KNOWLEDGE
 from failres.cli.common import camel_case, console, emit_json, open_context
 from failres.cli.policy_cmds import current_policy
 from failres.inert import inert
-from lessons.redact import redact_value
+from lessons.redaction.redact import redact_value
 
 proposals_app = typer.Typer(help="Rule proposals: review, accept or reject what learning proposes. "
                                  "Alone, it is proposals list.",

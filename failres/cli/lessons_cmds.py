@@ -38,7 +38,7 @@ def _require_known(store, slug: str | None, task: str | None) -> None:
     """An empty listing for a slug or task that neither a lesson nor the journal knows is a
     typo: say so (exit 2). A known task without lessons is an empty answer (exit 0)."""
     from failres.journal import list_slugs, read_journal
-    from lessons.retrieval import LessonFilter, list_lessons
+    from lessons.recall.retrieval import LessonFilter, list_lessons
 
     slugs = list_slugs(store)
     if slug and slug not in slugs and not list_lessons(store, LessonFilter(slug=slug), 1):
@@ -72,7 +72,7 @@ def list_(
     from failres.cli.policy_cmds import current_policy
     from failres.knowledge.lesson_views import lesson_document
     from failres.cli.tables import note_cut
-    from lessons.retrieval import LessonFilter, count_lessons, list_lessons
+    from lessons.recall.retrieval import LessonFilter, count_lessons, list_lessons
 
     ctx = open_context()
     which = LessonFilter(slug=slug, task=task, fail_class=fail_class, unresolved=unresolved)
@@ -139,7 +139,7 @@ def relevant(
     from failres.cli.policy_cmds import current_policy
     from failres.knowledge.lesson_views import lesson_document
     from failres.cli.tables import note_cut
-    from lessons.retrieval import LessonFilter, count_lessons, relevant_lessons
+    from lessons.recall.retrieval import LessonFilter, count_lessons, relevant_lessons
 
     ctx = open_context()
     cap = _limit(limit) or current_policy(ctx).lessons_per_prompt
@@ -162,10 +162,10 @@ def import_(
     json_out: bool = typer.Option(False, "--json", help="Print what was imported as JSON."),
 ) -> None:
     """Load lessons another harness wrote (JSONL). A bad line: exit 2, nothing written."""
-    from lessons.importer import import_lessons
+    from lessons.recall.importer import import_lessons
 
     from failres.cli.policy_cmds import current_policy
-    from lessons.capacity import reclaim_full_stores
+    from lessons.bounds.capacity import reclaim_full_stores
 
     ctx = open_context()
     policy = current_policy(ctx)  # a bad policy is refused before anything is written

@@ -11,7 +11,7 @@ from failres.clidoc.model import KNOWLEDGE
 from failres.cli.common import Context, console, emit_json, open_context
 from failres.config.loading import effective_policy_of
 from failres.engine.taxonomy import UserRule, render_rung_table, rung_table
-from lessons.policy import EffectivePolicy, Policy
+from lessons.bounds.policy import EffectivePolicy, Policy
 
 policy_app = typer.Typer(no_args_is_help=True, help="The knowledge policy in force. Alone, it is policy show.",
                          epilog="git failres policy show")

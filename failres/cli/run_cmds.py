@@ -94,7 +94,7 @@ def _run_remote(engine, plan: Path, remote: str, task_ids: list[str], patch: Pat
 def _dry_run(ctx, plan_path: Path, task_ids: list[str], patch: Path | None, json_out: bool, *,
              preflight: bool = False) -> None:
     from failres.errors import EXIT_BAD_INPUT
-    from failres.plan import load_plan
+    from failres.engine.plan import load_plan
     from failres.engine.dry_run import check_plan, read_repo_facts, with_preflight
 
     plan = load_plan(plan_path, ctx.config)

@@ -128,7 +128,7 @@ def undo(
 ) -> None:
     """Revert exactly one store commit, as a new store commit."""
     ctx = open_context()
-    from lessons.history import undo_commit
+    from lessons.storage.history import undo_commit
 
     new = undo_commit(ctx.store, commit)
     if json_out:

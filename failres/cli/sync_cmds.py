@@ -7,7 +7,7 @@ import typer
 from failres.cli.app import app
 from failres.clidoc.model import HOUSEKEEPING
 from failres.cli.common import console, emit_json, open_context
-from failres.sync import SyncResult, default_remote, sync_store, upstream_remote
+from failres.remote.sync import SyncResult, default_remote, sync_store, upstream_remote
 
 
 def describe(result: SyncResult) -> list[str]:
@@ -49,7 +49,7 @@ def sync(
 ) -> None:
     """Exchange the store with a remote; merges never lose a record."""
     from failres.cli.policy_cmds import current_policy
-    from lessons.capacity import reclaim_full_stores
+    from lessons.bounds.capacity import reclaim_full_stores
 
     ctx = open_context()
     config = ctx.config

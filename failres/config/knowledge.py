@@ -13,20 +13,20 @@ from typing import Any, ClassVar
 from failres.config.kinds import Duration, Integer, Text, TextList
 from failres.config.schema import Invalid, KeyPath, Section, read_table, setting
 from lessons.learning.locality import DEFAULT_TRUSTED_COMMANDS, TrustedCommands
-from lessons.policy import PolicyProblem
-from lessons.policy import check_value as check_policy_value
-from lessons.policy import default_of as policy_default
+from lessons.bounds.policy import PolicyProblem
+from lessons.bounds.policy import check_value as check_policy_value
+from lessons.bounds.policy import default_of as policy_default
 
 _ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 
 # ---- the knowledge policy ----
-# The keys, their ranges and the effective-policy logic live in `lessons.policy` (the
+# The keys, their ranges and the effective-policy logic live in `lessons.bounds.policy` (the
 # library must stand without failres); this section only lets the reader and the example
 # check see them, declared one per line like every other section.
 
 @dataclass(frozen=True)
 class PolicyValue:
-    """A `[policy]` value, checked by the rule `lessons.policy` declares for `key`."""
+    """A `[policy]` value, checked by the rule `lessons.bounds.policy` declares for `key`."""
 
     expected: ClassVar[str] = "a policy value"
     key: str
@@ -54,7 +54,7 @@ def _policy(key: str) -> Any:
 
 @dataclass(frozen=True)
 class PolicyConfig:
-    """Bounds, budgets and lifecycle of the knowledge stores (see `lessons.policy.Policy`)."""
+    """Bounds, budgets and lifecycle of the knowledge stores (see `lessons.bounds.policy.Policy`)."""
 
     max_lessons: int = _policy("max_lessons")
     max_reflections: int = _policy("max_reflections")
@@ -89,7 +89,7 @@ def _env_name_problem(name: str) -> str | None:
 def _rules_domain_problem(domain: str) -> str | None:
     # Imported here: the rules module brings the ledger and redaction, which a command
     # that only reads the configuration (`status`, `journal`) never needs at start-up.
-    from lessons.rules import DOMAIN_PATTERN as RULES_DOMAIN_PATTERN
+    from lessons.rulebook.rules import DOMAIN_PATTERN as RULES_DOMAIN_PATTERN
 
     if not RULES_DOMAIN_PATTERN.fullmatch(domain):
         return f'"{domain}" is not a rules domain (lowercase letters, digits and "-", at most 40)'

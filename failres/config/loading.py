@@ -15,7 +15,7 @@ from failres.config.model import CONFIG_FILE, Config, known_names_hint
 from failres.config.schema import Invalid, config_error, parse_toml, read_table, read_text_file
 from failres.errors import ConfigError
 from failres.gitops.location import RepoPaths
-from lessons.policy import POLICY_KEYS, EffectivePolicy, PolicyProblem, effective_policy
+from lessons.bounds.policy import POLICY_KEYS, EffectivePolicy, PolicyProblem, effective_policy
 
 # ---- reading ----
 

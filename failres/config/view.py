@@ -40,7 +40,7 @@ def _redacted(row: SettingInForce) -> SettingInForce:
     # bug reports, so it is redacted like every record.
     from dataclasses import replace
 
-    from lessons.redact import redact_value
+    from lessons.redaction.redact import redact_value
 
     return replace(row, value=redact_value({row.key.rsplit(".", 1)[-1]: row.value})[row.key.rsplit(".", 1)[-1]])
 

@@ -11,7 +11,7 @@ written as `pending` first and `done` after; a tamper check that finds one pendi
 waits for it to end.
 
 Every store write of this process goes in as well (`install` registers with
-`lessons.store`), and into an in-process record, so the store's history can be
+`lessons.storage.store`), and into an in-process record, so the store's history can be
 checked commit by commit: the store moved from `old` to `new` by failres alone when
 every commit on the way is one failres wrote. A record a seat appended with plain git
 breaks that chain, however many of failres's own appends follow it.
@@ -90,7 +90,7 @@ def install() -> None:
         if _installed:
             return
         _installed = True
-    from lessons import store
+    from lessons.storage import store
 
     store.MOVE_OBSERVERS.append(_store_moved)
 

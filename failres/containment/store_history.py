@@ -40,9 +40,9 @@ def foreign_commits(repo: pygit2.Repository, old: str, new: str, own: Collection
 
 def put_store_back(git_dir: Path, store_ref: str, old: str, new: str, own: Collection[str | None]) -> str:
     """Reverse, in one commit on the tip, every change of the store commits failres did not write."""
-    from lessons.store import Store
-    from lessons.trees import Change
-    from lessons.treediff import tree_changes
+    from lessons.storage.store import Store
+    from lessons.storage.trees import Change
+    from lessons.storage.treediff import tree_changes
 
     repo = pygit2.Repository(str(git_dir))
     foreign = foreign_commits(repo, old, new, own)

@@ -18,14 +18,14 @@ from pathlib import PurePosixPath
 import pygit2
 
 from failres.decisions.records import COLLECTION, WAITING, answer_put, proposal_put, scope_files_of
-from failres.scope import matches_any
+from failres.gitops.scope import matches_any
 from failres.errors import UsageError
 from failres.journal import event_put, make_event, sequence
 from lessons.errors import NotFound
 from lessons.jsontext import UnreadableJson
 from lessons.jsontext import loads as loads_json
-from lessons.records import change_of, now_ts, read_record, resolve_id
-from lessons.store import Change, Store
+from lessons.storage.records import change_of, now_ts, read_record, resolve_id
+from lessons.storage.store import Change, Store
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from lessons.records import (
+from lessons.storage.records import (
     Put,
     amendment_put,
     make_amendment,
@@ -20,7 +20,7 @@ from lessons.records import (
     read_record,
     record_put,
 )
-from lessons.store import Store
+from lessons.storage.store import Store
 
 COLLECTION = "decisions"
 
@@ -101,7 +101,7 @@ def task_decisions_from_store(store: Store, slug: str, task: str) -> list[dict]:
     the store tip, and kept only when the record itself names this task. A forged
     or stale index row can hide a decision (widening less) but never add an answer.
     """
-    from lessons.retrieval import task_decisions
+    from lessons.recall.retrieval import task_decisions
 
     found = []
     for candidate in task_decisions(store, slug, task):

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from failres import beneath
-from lessons.redact import redact
+from lessons.redaction.redact import redact
 
 log = logging.getLogger("failres.logs")
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from failres.engine.quarantine import Failure
-from failres.scope import ignore_pattern_matches, match_scope, matches_any
+from failres.gitops.scope import ignore_pattern_matches, match_scope, matches_any
 from failres.engine.run_context import RunContext
 from failres.engine.seats import SeatRun, run_seat
 from failres.containment.tamper import Guard
@@ -215,7 +215,7 @@ def link_problem(path: str, target: str, allow: Sequence[str], protected: Sequen
 
 
 def _snapshot_may_hold(path: str) -> bool:
-    from lessons.redact import is_secret_bearing_path
+    from lessons.redaction.redact import is_secret_bearing_path
 
     return not is_secret_bearing_path(path)
 

@@ -20,7 +20,7 @@ from pathlib import PurePosixPath
 from failres.config.model import Config
 from failres.engine.ladder import Conditions, QuarantineFacts, stop_loss_decision
 from failres.engine.state import STOP_CLASS, key_of, quarantines, task_state
-from failres.plan import Plan, Task
+from failres.engine.plan import Plan, Task
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from failres.journal import list_slugs, read_journal
 
 if TYPE_CHECKING:
     from failres.engine.runtime import Engine, TaskOutcome
-    from lessons.store import Store
+    from lessons.storage.store import Store
 
 # The loop and what it stands on are imported where a run needs them: `status` reads the
 # journal only, and starts without them.
@@ -52,9 +52,9 @@ def run_plan_file(engine: Engine, plan_path: Path, *, task_ids=(), patch: Path |
                   force: bool = False, jobs: int = 1) -> list[TaskOutcome]:
     from failres.config.loading import effective_policy_of
     from failres.engine.schedule import run_plan
-    from failres.plan import load_plan
+    from failres.engine.plan import load_plan
     from failres.sandbox.before_run import announce_before_run
-    from lessons.capacity import reclaim_full_stores
+    from lessons.bounds.capacity import reclaim_full_stores
 
     plan = load_plan(plan_path, engine.config)
     if patch is not None and not patch.is_file():
@@ -109,7 +109,7 @@ def outcome_lines(outcome: TaskOutcome) -> list[str]:
 
 def prompt_now(engine: Engine, slug: str, task_id: str, mode: str, plan_path: Path | None) -> str:
     from failres.engine.loop import TaskRun
-    from failres.plan import Plan, load_plan, require_id
+    from failres.engine.plan import Plan, load_plan, require_id
 
     if mode not in ("implement", "fix"):
         msg = f"--mode must be implement or fix, not {mode!r}"

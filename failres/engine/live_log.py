@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from failres import beneath
-from lessons.redact import redact
+from lessons.redaction.redact import redact
 
 # A line longer than this is redacted and written in pieces (a secret longer than
 # this cannot be told from its context anyway).

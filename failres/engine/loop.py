@@ -46,7 +46,7 @@ from failres.gitops.verify import ObjectsPoisoned
 from failres.journal import read_journal
 from failres.sandbox.world import SeatWorld
 from failres.engine.dispatch_logs import RunLogs, run_id
-from lessons.redact import redact
+from lessons.redaction.redact import redact
 
 EXACT_PATCH_RED = "exact-patch-red"
 log = logging.getLogger("failres.loop")
@@ -231,7 +231,7 @@ class TaskRun(RunSteps):
         the promise that what was previewed is what lands. The task's tree is the
         patch applied to the start commit, computed without the workspace at all.
         """
-        from failres.scope import match_scope
+        from failres.gitops.scope import match_scope
 
         self.step("patch")
         changed = gitops.changed_between(self.engine.top, self.tree, patched)

@@ -14,7 +14,7 @@ from failres.engine.loop import TaskRun
 from failres.engine.preflight import GREEN, RED, UNAVAILABLE
 from failres.engine.runtime import Engine
 from failres.journal import make_event, read_journal
-from failres.plan import Plan
+from failres.engine.plan import Plan
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,10 @@ from failres.decisions.records import decision_put, make_decision
 from failres.engine.runtime import TaskOutcome
 from failres.engine.taxonomy import FIXER_SCOPE_VIOLATION, REPEATED_FAILURE_STOP, ScopeRequest
 from failres.journal import event_put, make_event, sequence
-from lessons.lesson import lesson_put, make_lesson
-from lessons.records import change_of, new_id
-from lessons.redact import is_secret_bearing_path, redact
-from lessons.signature import signature as make_signature
+from lessons.recall.lesson import lesson_put, make_lesson
+from lessons.storage.records import change_of, new_id
+from lessons.redaction.redact import is_secret_bearing_path, redact
+from lessons.recall.signature import signature as make_signature
 
 log = logging.getLogger("failres.quarantine")
 SNAPSHOT_REFS = "refs/failres/snapshots"
@@ -68,7 +68,7 @@ def take_snapshot(run: QuarantineInput, tree: str, lesson_id: str) -> str:
     """A commit of `tree` (secrets left out) on the task's start, kept reachable under a ref."""
     repo = pygit2.Repository(str(Path(run.engine.git_dir)))
     safe = secret_free_tree(repo, tree, run.base_tree)
-    from lessons.store import store_signature
+    from lessons.storage.store import store_signature
 
     signature = store_signature(repo)
     message = redact(f"failres: snapshot of {run.slug}/{run.task} at quarantine\n")

@@ -36,9 +36,9 @@ from failres.gitops import head_commit
 from failres.gitops.workspace import Workspace, remove_tree
 from failres.gitops.location import locate_repo
 from failres.decisions.resolver_prompt import parse_scope_reply, render_resolver_prompt
-from lessons.records import now_ts, read_record, resolve_id
-from lessons.retrieval import relevant_lessons
-from lessons.store import Store
+from lessons.storage.records import now_ts, read_record, resolve_id
+from lessons.recall.retrieval import relevant_lessons
+from lessons.storage.store import Store
 
 logger = logging.getLogger("failres.resolver")
 

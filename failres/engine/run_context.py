@@ -31,9 +31,9 @@ from failres.engine.taxonomy import (
 from failres.errors import GitError
 from failres.gitops.workspace import Workspace
 from failres.journal import event_put, make_event
-from failres.plan import Plan, Task
+from failres.engine.plan import Plan, Task
 from failres.engine.dispatch_logs import RunLogs
-from lessons.records import change_of
+from lessons.storage.records import change_of
 
 EXACT_PATCH_RED = "exact-patch-red"
 log = logging.getLogger("failres.loop")
@@ -174,7 +174,7 @@ class RunContext:
         """Give the new workspace the included files and the run a port of its own."""
         from failres.engine.ports import lease_port
         from failres.gitops.workspace_include import copy_included, included_paths, secret_values
-        from lessons.known_secrets import remember_secret_values
+        from lessons.redaction.known_secrets import remember_secret_values
 
         patterns = self.config.workspace.include
         if patterns:

@@ -32,7 +32,7 @@ from failres.engine.taxonomy import (
 )
 from failres.gitops.branches import commit_tree, move_branch
 from failres.config.placeholders import render_command
-from lessons.redact import redact
+from lessons.redaction.redact import redact
 
 EXACT_PATCH_RED = "exact-patch-red"
 NO_CHANGE = "no change was needed: the gate is green at the start"
@@ -215,7 +215,7 @@ class RunSteps(RunContext):
                            unavailable=unavailable)
 
     def head_verdict(self, judge: JudgeInvocation, result) -> HeadVerdict:
-        from failres.scope import match_scope
+        from failres.gitops.scope import match_scope
 
         def in_scope(path: str) -> bool:
             return bool(match_scope([path], self.allow, self.config.scope.protected)[0])

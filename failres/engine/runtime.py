@@ -15,8 +15,8 @@ from failres.containment.interrupts import StopFlag
 from failres.engine.progress import NullProgress, Progress
 from failres.containment.tamper import OwnMoves
 from failres.engine.taxonomy import UserRule
-from lessons.redact import redact
-from lessons.store import Store
+from lessons.redaction.redact import redact
+from lessons.storage.store import Store
 
 
 class ClaimSeam(Protocol):

@@ -28,8 +28,8 @@ from failres.engine.loop import TaskRun
 from failres.engine.runtime import Engine, TaskOutcome
 from failres.errors import UsageError
 from failres.journal import read_journal
-from failres.plan import Plan, Task
-from lessons.store import Store
+from failres.engine.plan import Plan, Task
+from lessons.storage.store import Store
 
 
 def run_plan(engine: Engine, plan: Plan, *, task_ids: Sequence[str] = (), patch: Path | None = None,
@@ -119,7 +119,7 @@ def record_planned(store: Store, plan: Plan, tasks: Sequence[Task]) -> None:
     """A `task-planned` event for each of `tasks` the journal has never seen: the plan's
     tasks this run leaves pending (waiting on `after`, or not selected) are on `status` too."""
     from failres.journal import event_put, make_event
-    from lessons.records import change_of
+    from lessons.storage.records import change_of
 
     journal = read_journal(store, plan.slug)
     known = {str(e.get("task")) for e in journal.events}

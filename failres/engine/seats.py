@@ -20,7 +20,7 @@ from failres.processes.process import ProcessResult, run_process
 from failres.engine.taxonomy import ScopeRequest, parse_scope_requests
 from failres.gitops.git import REPOSITORY_LOCATING_VARIABLES
 from failres.config.placeholders import render_command, render_value
-from lessons.redact import redacted_head
+from lessons.redaction.redact import redacted_head
 
 PROBE_TIMEOUT_SECONDS = 60.0
 # How much of a dispatch's output a follower (`logs --follow`) can read while it runs.

@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from failres.plan import Task
+from failres.engine.plan import Task
 
 STATES = ("pending", "running", "interrupted", "committed", "quarantined", "stopped", "landed")
 STOP_CLASS = "repeated-failure-stop"
@@ -60,7 +60,7 @@ class QuarantineFacts:
 def quarantines(events: Sequence[Mapping[str, object]]) -> list[QuarantineFacts]:
     """The task's quarantines, oldest first, with the conditions they ran under."""
     # Imported here: signatures bring redaction's patterns, which `status` never needs.
-    from lessons.signature import current_form
+    from lessons.recall.signature import current_form
 
     out = []
     for event in events:

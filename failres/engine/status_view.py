@@ -16,7 +16,7 @@ from failres.containment.locks import live_holder, lost_holder, stop_lost_seat
 from failres.engine import state
 from failres.engine.tally import TaskTally, Totals, tally_task, totals
 from failres.journal import list_slugs, read_journal
-from lessons.store import Store
+from lessons.storage.store import Store
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ def waits_for(events: Sequence[Mapping], journal_states: Mapping[str, str]) -> l
 def status_of(store: Store, slug: str | None = None, *, with_lessons: bool = True) -> StatusView:
     """One row per task the journal knows, sorted by slug then task, and their totals
     (the lessons counted only `with_lessons`: the rows never need them)."""
-    from lessons.lesson import read_lessons
+    from lessons.recall.lesson import read_lessons
 
     slugs = [slug] if slug else list_slugs(store)
     rows: list[dict] = []

@@ -17,7 +17,7 @@ from failres.errors import UsageError
 
 
 def select_run(git_dir: Path, slug: str, task: str, index: int | None) -> Path:
-    from failres.plan import require_id
+    from failres.engine.plan import require_id
 
     require_id(slug, "slug")
     require_id(task, "task")

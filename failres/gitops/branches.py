@@ -73,7 +73,7 @@ def move_branch(top: Path, git_dir: Path, branch: str, new: str, *, expected: st
 
 def commit_tree(git_dir: Path, tree: str, parent: str, message: str, trailer: str) -> str:
     """A commit of `tree` on `parent` with `trailer`, written by pygit2 (no hook runs); its id."""
-    from lessons.store import store_signature
+    from lessons.storage.store import store_signature
 
     repo = pygit2.Repository(str(git_dir))
     signature = store_signature(repo)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pygit2
 
-from lessons.redact import is_secret_bearing_path, redact
+from lessons.redaction.redact import is_secret_bearing_path, redact
 
 
 def promote_redacted(git_dir: Path, scratch: Path, tree: str, paths: Iterable[str]) -> str:

@@ -420,6 +420,6 @@ class Workspace:
 
 
 def _kept(path: str, keep: Sequence[str]) -> bool:
-    from failres.scope import ignore_pattern_matches
+    from failres.gitops.scope import ignore_pattern_matches
 
     return any(ignore_pattern_matches(pattern, path) for pattern in keep)

@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from failres.engine.prompts import PastOutcome
-from lessons.retrieval import relevant_lessons
-from lessons.signature import current_form
+from lessons.recall.retrieval import relevant_lessons
+from lessons.recall.signature import current_form
 
 if TYPE_CHECKING:
     from failres.engine.runtime import Engine

@@ -14,17 +14,17 @@ from failres.config.loading import effective_policy_of
 
 if TYPE_CHECKING:
     from failres.engine.runtime import Engine, TaskOutcome
-    from lessons.rules import RulesInForce
+    from lessons.rulebook.rules import RulesInForce
 
 log = logging.getLogger("failres.knowledge.attach")
 
 
 def attach_knowledge(engine: Engine) -> None:
     from failres.knowledge.advisory import advisory_for
-    from lessons.facts import facts_block
-    from lessons.ledger import record_outcome
-    from lessons.policy import reaches_archive
-    from lessons.rules import Budget, rules_in_force
+    from lessons.bounds.facts import facts_block
+    from lessons.rulebook.ledger import record_outcome
+    from lessons.bounds.policy import reaches_archive
+    from lessons.rulebook.rules import Budget, rules_in_force
 
     policy = effective_policy_of(engine.config, os.environ).policy
     store = engine.store

@@ -25,10 +25,10 @@ from lessons.learning.learner import LearnOutcome
 from lessons.learning.learner import learn as learn_rules
 from lessons.learning.reflector import ReflectOutcome, reflect_sources, sources_from_sessions
 from lessons.learning.store_io import read_reflections
-from lessons.capacity import reclaim_full_stores
-from lessons.ledger import read_validations, rule_tallies
-from lessons.policy import Policy
-from lessons.proposals import (
+from lessons.bounds.capacity import reclaim_full_stores
+from lessons.rulebook.ledger import read_validations, rule_tallies
+from lessons.bounds.policy import Policy
+from lessons.learning.proposals import (
     Proposal,
     accept_proposal,
     find_proposal,
@@ -39,10 +39,10 @@ from lessons.proposals import (
     reject_proposal,
     rules_diff,
 )
-from lessons.providers import Provider, provider_from_config
-from lessons.records import now_ts
-from lessons.rules import Budget, check_domain, learned_size, rules_in_force
-from lessons.store import Store
+from lessons.learning.providers import Provider, provider_from_config
+from lessons.storage.records import now_ts
+from lessons.rulebook.rules import Budget, check_domain, learned_size, rules_in_force
+from lessons.storage.store import Store
 
 
 def provider_for(config: Config, top: Path) -> Provider | None:
@@ -71,7 +71,7 @@ def dispatch_transcripts(git_dir: Path) -> list[Path]:
 
 def _readable_transcript(path: Path) -> bool:
     from lessons.errors import InvalidInput
-    from lessons.learning.generic import sniff_format
+    from lessons.learning.transcripts.generic import sniff_format
 
     try:
         return sniff_format(path) in ("claude-code", "codex", "aider")

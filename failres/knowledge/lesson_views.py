@@ -15,9 +15,9 @@ from failres.engine.quarantine import snapshot_ref
 from failres.errors import UsageError
 from failres.gitops.git import run_git, try_git
 from lessons.errors import NotFound
-from lessons.lesson import COLLECTION
-from lessons.records import read_record, resolve_id
-from lessons.store import Store
+from lessons.recall.lesson import COLLECTION
+from lessons.storage.records import read_record, resolve_id
+from lessons.storage.store import Store
 
 # The fields `lessons list --json` promises, in the contract's order.
 CONTRACT_FIELDS = ("id", "ts", "slug", "task", "failClass", "signature", "package", "message", "snapshotBundle",

@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from failres.decisions.records import scope_files_of
 from failres.journal import read_journal
 from lessons.learning.outcomes import ResolvedOutcome, area_of, outcome_from_lesson
-from lessons.lesson import read_lessons
-from lessons.store import Store
+from lessons.recall.lesson import read_lessons
+from lessons.storage.store import Store
 
 
 def resolution_window(events: Sequence[Mapping[str, object]], lesson_id: str) -> list[Mapping[str, object]]:

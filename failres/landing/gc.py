@@ -128,7 +128,7 @@ def plan_gc(facts: GcFacts, now: datetime, retention_days: int) -> GcPlan:
 def _landed_tasks(store) -> dict[tuple[str, str], datetime]:
     from failres.engine.state import last_event, task_state
     from failres.journal import list_slugs, read_journal
-    from lessons.policy import parse_ts
+    from lessons.bounds.policy import parse_ts
 
     landed: dict[tuple[str, str], datetime] = {}
     for slug in list_slugs(store):

@@ -26,7 +26,7 @@ from failres.engine import state
 from failres.journal import list_slugs, read_journal
 from failres.landing.outcome_labels import StampResult, lesson_ids_of, stamp_task
 from failres.landing.trailers import tasks_in_message
-from lessons.store import Store
+from lessons.storage.store import Store
 
 # Commit times come from many clocks (laptops, CI runners, a forge); a landing is
 # never looked for much before the task started, but a day of skew is tolerated.

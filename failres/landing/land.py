@@ -29,8 +29,8 @@ from failres.gitops.git import first_error_line, identity_config, run_git, try_g
 from failres.journal import read_journal
 from failres.landing.outcome_labels import StampResult, landing_summary, stamp_task
 from failres.landing.trailers import TASK_TRAILER_KEY
-from lessons.redact import redact
-from lessons.store import Store, store_signature
+from lessons.redaction.redact import redact
+from lessons.storage.store import Store, store_signature
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def _resolve(repo: pygit2.Repository, ref: str) -> pygit2.Commit | None:
 
 def land_task(top: Path, repo: pygit2.Repository, config: Config, store: Store, slug: str, task: str) -> LandResult:
     """Merge failres/<slug>/<task> into the integration branch with a merge commit, then stamp the task."""
-    from failres.plan import require_id
+    from failres.engine.plan import require_id
 
     for name, value in (("slug", slug), ("task", task)):
         require_id(value, name)

@@ -16,7 +16,7 @@ journal can show:
 None of these is `["unknown"]`, still a label: "it went green and we cannot say
 why" is a fact worth counting too.
 
-The stamp is add-only and first-wins (see `lessons.lesson.stamp_put`), and the
+The stamp is add-only and first-wins (see `lessons.recall.lesson.stamp_put`), and the
 `landed` event is written once per landing commit, so stamping the same landing
 again, from `land`, the merge hook or `label`, writes nothing.
 """
@@ -32,11 +32,11 @@ from failres.decisions.records import scope_files_of
 from failres.journal import COLLECTION as JOURNAL
 from failres.journal import event_order, event_put, make_event, sequence
 from lessons.errors import CorruptRecord
-from lessons.lesson import COLLECTION as LESSONS
-from lessons.lesson import RESOLUTIONS, UNKNOWN, stamp_put
-from lessons.records import change_of, now_ts, read_collection, read_record
-from lessons.retrieval import is_resolved
-from lessons.store import Change, Store
+from lessons.recall.lesson import COLLECTION as LESSONS
+from lessons.recall.lesson import RESOLUTIONS, UNKNOWN, stamp_put
+from lessons.storage.records import change_of, now_ts, read_collection, read_record
+from lessons.recall.retrieval import is_resolved
+from lessons.storage.store import Change, Store
 
 
 def events_before_landing(events: Sequence[Mapping[str, object]], landed_commit: str) -> list[Mapping[str, object]]:

@@ -25,12 +25,12 @@ from dataclasses import dataclass
 
 import pygit2
 
-from failres.scope import matches_any
+from failres.gitops.scope import matches_any
 from failres.journal import list_slugs, read_journal
 from lessons.learning.interventions import MinedIntervention, edit_intervention
 from lessons.learning.provenance import Origin
 from lessons.learning.reflector import SourceToMine
-from lessons.store import Store
+from lessons.storage.store import Store
 
 DIFF_LIMIT = 20_000  # the intervention clips its context further; this bounds the work
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO, Protocol
 
-from lessons.redact import without_cut_word
+from lessons.redaction.redact import without_cut_word
 
 # Exit code a shell reports for a command it cannot run; callers and people already read
 # 127 as "no such program", so a seat we could not start looks the same.

@@ -38,12 +38,12 @@ from failres.engine.runtime import Engine, TaskOutcome
 from failres.engine.schedule import fork_engine
 from failres.errors import FailresError, UsageError
 from failres.journal import read_journal
-from failres.plan import Plan, Task
+from failres.engine.plan import Plan, Task
 from failres.processes import reaper
 from failres.remote.claims import FINISHED, Claim, claim_verdict, new_claim
 from failres.remote.holder import Hold, utc_now
 from failres.remote.transport import RemoteClaims, Unreachable
-from failres.sync import sync_store
+from failres.remote.sync import sync_store
 
 log = logging.getLogger("failres.remote")
 
@@ -287,9 +287,9 @@ def run_plan_remote(engine: Engine, plan_path, remote: str, *, task_ids: Sequenc
                     jobs: int = 1) -> list[TaskOutcome]:
     """What `run PLAN --remote REMOTE` calls: the plan checked, the remote checked, then the runner."""
     from failres.engine.entry import require_store
-    from failres.plan import load_plan
+    from failres.engine.plan import load_plan
     from failres.sandbox.before_run import announce_before_run
-    from failres.sync import check_remote
+    from failres.remote.sync import check_remote
 
     plan = load_plan(plan_path, engine.config)
     check_remote(engine.repo, remote)

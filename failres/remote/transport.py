@@ -26,7 +26,7 @@ import pygit2
 from failres.errors import GitError
 from failres.gitops.git import FALLBACK_EMAIL, FALLBACK_NAME, first_error_line, try_git
 from failres.remote.claims import CLAIMS_PREFIX, Claim, claim_ref, parse_claim
-from failres.sync import push_statuses
+from failres.remote.sync import push_statuses
 
 _FETCH_TURNS = threading.Lock()
 

@@ -24,8 +24,8 @@ from failres.journal import list_slugs, read_journal
 from failres.remote.claims import Claim
 from failres.remote.holder import utc_now
 from failres.remote.transport import RemoteClaims, fetch_claims
-from failres.sync import check_remote
-from lessons.store import Store
+from failres.remote.sync import check_remote
+from lessons.storage.store import Store
 
 CANCEL_ATTEMPTS = 8
 

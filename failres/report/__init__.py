@@ -1,1 +1,1 @@
-"""The report: `build` (what failed, what resolved it, what it cost) and `html` (one self-contained page)."""
+"""The report: `build` (what failed, what resolved it, what it cost), `trends`, `html` (one self-contained page), `learned_rules`."""

@@ -265,7 +265,7 @@ def load_report(store, *, repository: str = "", branch: str = "") -> tuple[dict,
     """The report of a store, and the paths of records that could not be read."""
     from failres.decisions.records import read_decisions
     from failres.journal import list_slugs, read_journal
-    from lessons.lesson import read_lessons
+    from lessons.recall.lesson import read_lessons
 
     events: list[Event] = []
     problems: list[str] = []

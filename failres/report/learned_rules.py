@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 
 def learned_rule_rows(store) -> list[dict]:
     """Every learned rule of every domain with its ledger tally, live ones first."""
-    from lessons.ledger import read_validations, rule_tallies
-    from lessons.rules import rules_in_force
+    from lessons.rulebook.ledger import read_validations, rule_tallies
+    from lessons.rulebook.rules import rules_in_force
 
     force = rules_in_force(store)
     tallies = rule_tallies(read_validations(store)[0])

@@ -1,0 +1,13 @@
+"""Learning: from what people did in agents' sessions to rules a person accepts.
+
+`transcripts` reads each harness's session files into one message model (`messages`);
+`interventions` finds where a person stepped in, `followups` what a later turn is,
+`provenance` (with `locality` and `shell_text`) where each piece of evidence came from,
+`belonging` which repository a session's lessons belong to. The `reflector` turns a moment
+into a directive, the `learner` (with `candidates` and `outcomes`) a candidate rule set,
+written as a proposal (`proposals`) that changes nothing until a person accepts it;
+`providers` is the one model call, `store_io` their records in the store.
+"""
+
+__all__ = ["belonging", "interventions", "learner", "locality", "messages", "outcomes", "proposals",
+           "provenance", "providers", "reflector", "store_io", "transcripts"]

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 from lessons.learning.messages import clip
 from lessons.learning.store_io import Reflection
-from lessons.records import derived_id
-from lessons.rules import Budget, Rule, budget_problem, one_line
+from lessons.storage.records import derived_id
+from lessons.rulebook.rules import Budget, Rule, budget_problem, one_line
 
 WORDS_BASIS = "words/"
 EDITS_BASIS = "edits/"

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from lessons.errors import InvalidInput
 from lessons.learning.followups import Followup, classify_followup
-from lessons.learning.generic import load_transcript
+from lessons.learning.transcripts.generic import load_transcript
 from lessons.learning.locality import DEFAULT_TRUSTED, TrustedCommands
 from lessons.learning.messages import Block, Problem, Transcript, clip
 from lessons.learning.provenance import SHELL_TOOLS, Origin, classify_origin

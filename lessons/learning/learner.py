@@ -41,9 +41,9 @@ from lessons.learning.messages import clip
 from lessons.learning.outcomes import ResolvedOutcome, is_counted, outcome_from_lesson, outcome_rules
 from lessons.learning.reflector import DATA_NOTICE, extract_json_object, fence
 from lessons.learning.store_io import BEHAVIOR, CODE, Reflection, read_reflections, unprocessed_learnable
-from lessons.lesson import read_lessons
-from lessons.proposals import COLLECTION as PROPOSALS
-from lessons.proposals import (
+from lessons.recall.lesson import read_lessons
+from lessons.learning.proposals import COLLECTION as PROPOSALS
+from lessons.learning.proposals import (
     Proposal,
     archived_proposals,
     declined_keys,
@@ -52,11 +52,11 @@ from lessons.proposals import (
     rules_diff,
     write_proposal,
 )
-from lessons.providers import Provider
-from lessons.records import now_ts, read_record
-from lessons.rule_lineage import finalize_rules
-from lessons.rules import Budget, Rule, learned_size, load_rules, one_line
-from lessons.store import Store
+from lessons.learning.providers import Provider
+from lessons.storage.records import now_ts, read_record
+from lessons.rulebook.rule_lineage import finalize_rules
+from lessons.rulebook.rules import Budget, Rule, learned_size, load_rules, one_line
+from lessons.storage.store import Store
 
 log = logging.getLogger(__name__)
 

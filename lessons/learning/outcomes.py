@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from lessons.rules import Rule
+from lessons.rulebook.rules import Rule
 
 COUNTED_BASIS = "outcomes/"
 LEGACY_COUNTED_BASIS = "lessons/"  # counted rules of earlier versions, recomputed like these

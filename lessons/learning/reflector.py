@@ -37,10 +37,10 @@ from lessons.learning.store_io import (
     reflection_id,
     reflection_put,
 )
-from lessons.ledger import fnv1a64
-from lessons.providers import Provider
-from lessons.records import change_of, now_ts, record_path
-from lessons.store import Change, Store
+from lessons.rulebook.ledger import fnv1a64
+from lessons.learning.providers import Provider
+from lessons.storage.records import change_of, now_ts, record_path
+from lessons.storage.store import Change, Store
 
 log = logging.getLogger(__name__)
 

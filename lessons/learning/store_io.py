@@ -6,7 +6,7 @@ model is configured) and, decided by code, its origin. The mined ledger holds
 one record per session (or landed edit) saying how far it has been mined, so
 `reflect` never reads the same moment twice and picks up a session that grew.
 
-Both are ordinary records (`lessons.records`): add-only, redacted on the way in,
+Both are ordinary records (`lessons.storage.records`): add-only, redacted on the way in,
 with later facts (a reflection consumed by an accepted proposal; a session mined
 further) written as amendments beside them.
 """
@@ -21,7 +21,7 @@ import pygit2
 from lessons.errors import CorruptRecord
 from lessons.learning.interventions import Intervention, Trigger
 from lessons.learning.provenance import Origin, learnable, origin_of_record
-from lessons.records import (
+from lessons.storage.records import (
     Put,
     amendment_put,
     derived_id,
@@ -30,7 +30,7 @@ from lessons.records import (
     read_record,
     record_put,
 )
-from lessons.store import Store
+from lessons.storage.store import Store
 
 REFLECTIONS = "reflections"
 MINED = "mined"

@@ -23,7 +23,7 @@ import pytest
 from agent_runs import agent_binary
 from conftest import CliResult, git
 from failres.journal import read_journal
-from lessons.store import Store
+from lessons.storage.store import Store
 
 BROKEN = "def add(a, b):\n    return a - b\n"
 WRONG = "def add(a, b):\n    return a * b\n"

@@ -1,0 +1,8 @@
+"""Transcript adapters: each harness's session files read into the one message model.
+
+One module (or package) per format: `claude_code` (Claude Code's JSONL sessions), `codex`
+(Codex CLI rollout files), `aider` (aider's chat history), and `generic` (the format another
+harness emits, see docs/transcript-format.md), whose `load_transcript` reads any of them.
+"""
+
+__all__ = ["aider", "claude_code", "codex", "generic"]

@@ -1,0 +1,425 @@
+"""Records as files in commits on one private ref.
+
+The store is a chain of commits on `refs/failres/store` (by default) whose trees hold
+one small file per record. Nothing here touches a branch, the index or a working
+tree: trees are built in memory from the previous tip and only the touched
+directories are rewritten, so an append costs the same whatever the store's size.
+
+Concurrency and crashes:
+
+- Objects are written first (through a temp file and a rename), then the ref moves by
+  compare-and-swap against the tip the commit was built on; a loser rebuilds and retries.
+- A process killed at any instant leaves the ref at the old or the new commit, and at
+  worst unreachable objects or a stale `.lock` beside the ref: writers `flock` first,
+  so a `.lock` older than `STALE_REF_LOCK_SECONDS` found then is a dead writer's, removed.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import random
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pygit2
+
+from lessons.storage.bulk import commit_batch  # big batches: one pack through git fast-import
+from lessons.errors import InvalidInput, NotFound, StoreBusy
+from lessons.storage.trees import Change, apply_change
+
+__all__ = ["Change", "Store", "entry_id", "store_signature"]
+
+DEFAULT_REF = "refs/failres/store"
+STORE_NAME = "failres"
+STORE_EMAIL = "failres@localhost"
+STALE_REF_LOCK_SECONDS = 2.0
+MAX_CAS_ATTEMPTS = 200
+MOVE_OBSERVERS: list = []  # each called (git dir, ref, old, new) just before a move, under the ref lock
+
+_TREE = pygit2.GIT_FILEMODE_TREE
+_GITLINK = pygit2.GIT_FILEMODE_COMMIT
+
+
+def store_signature(repo: pygit2.Repository) -> pygit2.Signature:
+    """Who a store commit is by: the person when git knows them, else failres itself.
+
+    Fresh machines have no git identity; a store write must still work there, so
+    the fallback is failres's own name rather than an error.
+    """
+    name = os.environ.get("GIT_COMMITTER_NAME") or os.environ.get("GIT_AUTHOR_NAME")
+    email = os.environ.get("GIT_COMMITTER_EMAIL") or os.environ.get("GIT_AUTHOR_EMAIL")
+    if name and email:
+        return pygit2.Signature(name, email)
+    try:
+        return repo.default_signature
+    except (KeyError, pygit2.GitError):
+        return pygit2.Signature(STORE_NAME, STORE_EMAIL)
+
+
+
+class Store:
+    """One store ref in one repository.
+
+    Not thread-safe (a pygit2 Repository must not be shared between threads);
+    any number of processes may use the same store at once.
+    """
+
+    def __init__(
+        self,
+        repo: pygit2.Repository | str | os.PathLike[str],
+        ref: str = DEFAULT_REF,
+        *,
+        signature: pygit2.Signature | None = None,
+    ) -> None:
+        self.repo = repo if isinstance(repo, pygit2.Repository) else pygit2.Repository(str(repo))
+        if not ref.startswith("refs/"):
+            msg = f"store ref must start with refs/: {ref!r}"
+            raise InvalidInput(msg)
+        self.ref = ref
+        self._signature = signature
+
+    # ── reading ──────────────────────────────────────────────────────────
+
+    @property
+    def common_dir(self) -> Path:
+        """The git dir shared by every worktree (refs and objects live there)."""
+        return Path(self.repo.path)  # pygit2 gives the common dir for worktrees too
+
+    def tip(self) -> pygit2.Oid | None:
+        """The store's tip commit; None when the ref does not exist.
+
+        A ref that exists but names no commit (a blob, a tree, a tag, another ref, a
+        file of garbage) is refused with StoreDamaged (see `lessons.storage.guard`): writing on
+        it would bury what it names, and reading it would fail in ways that say nothing.
+        """
+        try:
+            ref = self.repo.references[self.ref]
+        except KeyError:
+            return None
+        except pygit2.GitError as unreadable:
+            from lessons.storage.guard import refused_ref
+
+            raise refused_ref(self, f"cannot be read ({unreadable})") from None
+        target = ref.target
+        if isinstance(target, pygit2.Oid) and isinstance(self.repo.get(target), pygit2.Commit):
+            return target
+        from lessons.storage.guard import refused_ref
+
+        raise refused_ref(self, f"is a symbolic ref to {target}" if isinstance(target, str) else None)
+
+    def exists(self) -> bool:
+        return self.tip() is not None
+
+    def verify(self, *, ignore_remote: str | None = None) -> None:
+        """Refuse a store that cannot be trusted before anything reads or writes it (see `lessons.storage.guard`).
+
+        `ignore_remote`: a sync with that remote is itself the way back for a lost
+        store, so its remote-tracking copy is not held against it.
+        """
+        from lessons.storage.guard import verify_store
+
+        verify_store(self, ignore_remote=ignore_remote)
+
+    def commit_at(self, rev: str | pygit2.Oid | None = None) -> pygit2.Commit | None:
+        if rev is None:
+            tip = self.tip()
+            return None if tip is None else self.repo[tip]
+        try:
+            obj = self.repo.revparse_single(str(rev))
+            return obj.peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            msg = f"no store commit {rev}"
+            raise NotFound(msg) from exc
+
+    def tree_at(self, commit: pygit2.Commit | None) -> pygit2.Tree | None:
+        return None if commit is None else commit.tree
+
+    def read_bytes(self, path: str, commit: pygit2.Commit | None = None) -> bytes | None:
+        commit = commit if commit is not None else self.commit_at()
+        if commit is None:
+            return None
+        try:
+            entry = commit.tree[path]
+        except KeyError:
+            return None
+        obj = self.repo[entry.id]
+        return obj.data if isinstance(obj, pygit2.Blob) else None
+
+    def walk(self, prefix: str = "", commit: pygit2.Commit | None = None) -> Iterator[tuple[str, pygit2.Oid]]:
+        """Every file below `prefix` (a directory path, '' for all), in path order."""
+        commit = commit if commit is not None else self.commit_at()
+        if commit is None:
+            return
+        tree: pygit2.Tree = commit.tree
+        if prefix:
+            try:
+                obj = self.repo[tree[prefix.rstrip("/")].id]
+            except KeyError:
+                return
+            if not isinstance(obj, pygit2.Tree):
+                return
+            tree = obj
+        yield from self._walk_tree(tree, prefix.rstrip("/"))
+
+    def _walk_tree(self, tree: pygit2.Tree, base: str) -> Iterator[tuple[str, pygit2.Oid]]:
+        for entry in tree:
+            path = f"{base}/{entry.name}" if base else entry.name
+            if entry.filemode == _TREE:
+                yield from self._walk_tree(self.repo[entry.id], path)
+            elif entry.filemode != _GITLINK:  # a submodule entry names a commit, never a record
+                yield path, entry.id
+
+    def blob(self, oid: pygit2.Oid) -> bytes:
+        """The bytes of a record file; b"" (no reader takes it for a record) for a tree, a commit or nothing."""
+        try:
+            obj = self.repo[oid]
+        except (KeyError, ValueError):
+            return b""
+        return obj.data if isinstance(obj, pygit2.Blob) else b""
+
+    def list_dir(self, path: str, commit: pygit2.Commit | None = None) -> list[str]:
+        """Names directly inside one directory of the store (empty when absent)."""
+        commit = commit if commit is not None else self.commit_at()
+        if commit is None:
+            return []
+        try:
+            obj = self.repo[commit.tree[path].id] if path else commit.tree
+        except KeyError:
+            return []
+        return [e.name for e in obj] if isinstance(obj, pygit2.Tree) else []
+
+    def files_in(self, tree: pygit2.Tree | None, directory: str) -> dict[str, pygit2.Oid]:
+        """name -> blob id of the files directly inside `directory` of `tree` (empty when absent)."""
+        if tree is None or not directory:
+            return {}
+        try:
+            obj = self.repo[tree[directory].id]
+        except KeyError:
+            return {}
+        if not isinstance(obj, pygit2.Tree):
+            return {}
+        return {entry.name: entry.id for entry in obj if entry.filemode not in (_TREE, _GITLINK)}
+
+    # ── writing ──────────────────────────────────────────────────────────
+
+    def signature(self) -> pygit2.Signature:
+        sig = self._signature or store_signature(self.repo)
+        return pygit2.Signature(sig.name, sig.email)  # stamped now, not when cached
+
+    def create(self, *, replacing_lost: bool = False) -> pygit2.Oid:
+        """Create the store (an empty root commit); its tip when it exists already.
+
+        The only way a store comes to be: a write never creates one, so a deleted
+        store ref can never be silently replaced by an empty store. Creating is
+        refused too when something shows a store existed here (see `lessons.storage.guard`),
+        unless `replacing_lost` says the person means to start over.
+        """
+        tip = self.tip()
+        if tip is not None:
+            self._ensure_reflog()
+            return tip
+        self.check_creatable(replacing_lost=replacing_lost)
+        empty = self.repo.TreeBuilder().write()
+        sig = self.signature()
+        oid = self.repo.create_commit(None, sig, sig, "failres: create store\n", empty, [])
+        self._ensure_reflog()
+        if not self._compare_and_swap(None, oid, "failres: create store"):
+            pass  # another process created it first; theirs is as good as ours
+        return self.require()
+
+    def check_creatable(self, *, replacing_lost: bool = False) -> None:
+        """Raise what `create` would refuse with (a damaged ref, a store that existed), writing nothing."""
+        if self.tip() is not None or replacing_lost:
+            return
+        from lessons.storage.guard import existence_traces, missing_store_error
+
+        traces = existence_traces(self)
+        if traces:
+            raise missing_store_error(self, traces, creating=True)
+
+    def require(self) -> pygit2.Oid:
+        """The tip of a store that exists; StoreMissing (saying why, and what to do) otherwise."""
+        tip = self.tip()
+        if tip is None:
+            from lessons.storage.guard import existence_traces, missing_store_error
+
+            raise missing_store_error(self, existence_traces(self))
+        self._ensure_reflog()
+        return tip
+
+    def _ensure_reflog(self) -> None:
+        # git and libgit2 only keep a reflog for refs outside refs/heads when the
+        # log file already exists; an empty one opts the store into an audit reflog.
+        log = self.common_dir / "logs" / self.ref
+        if not log.exists():
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.touch()
+
+    def commit(
+        self,
+        change: Change | Callable[[pygit2.Commit | None], Change],
+        message: str,
+        *,
+        max_attempts: int = MAX_CAS_ATTEMPTS,
+    ) -> pygit2.Oid | None:
+        """Write one commit applying `change` on the current tip; return its id.
+
+        `change` may be a function of the tip it will be applied to: it is called
+        again after a lost race, so a writer that must look before it writes
+        (idempotent stamps, reclaim) decides on the tip it really lands on.
+        Returns None when the change turned out empty (nothing to write).
+        Never creates the store: a missing one raises StoreMissing.
+        """
+        self.require()
+        for attempt in range(max_attempts):
+            parent = self.commit_at()
+            if parent is None:
+                self.require()  # deleted while we were writing: refuse, never start afresh
+            planned = change(parent) if callable(change) else change
+            if planned.is_empty():
+                return None
+            tree = self.apply(parent.tree if parent else None, planned)
+            if parent is not None and tree == parent.tree.id:
+                return None
+            sig = self.signature()
+            body = _audit_body(planned)
+            oid = self.repo.create_commit(None, sig, sig, message.rstrip("\n") + "\n" + body, tree, [parent.id])
+            if self._compare_and_swap(parent.id, oid, message.splitlines()[0]):
+                return oid
+            # Lost the race: back off a little (with jitter so a crowd spreads out), rebuild on the new tip.
+            time.sleep(min(0.05, 0.001 * (attempt + 1)) * random.random())
+        msg = f"the store ref {self.ref} kept moving; gave up after {max_attempts} attempts"
+        raise StoreBusy(msg, hint="nothing was written; run the command again")
+
+    def commit_batches(
+        self, changes: Iterable[Change], message: str, *, batch_size: int = 5000
+    ) -> list[pygit2.Oid]:
+        """Bulk writes: fold many small changes into commits of up to `batch_size` files."""
+        written: list[pygit2.Oid] = []
+        puts: dict[str, bytes] = {}
+        deletes: set[str] = set()
+
+        def flush() -> None:
+            if puts or deletes:
+                batch = Change(dict(puts), frozenset(deletes))
+                oid = commit_batch(self, batch, f"{message} (batch {len(written) + 1})", _audit_body(batch))
+                if oid is not None:
+                    written.append(oid)
+                puts.clear()
+                deletes.clear()
+
+        for change in changes:
+            puts.update(change.puts)
+            deletes.update(change.deletes)
+            if len(puts) + len(deletes) >= batch_size:
+                flush()
+        flush()
+        return written
+
+    def apply(self, base: pygit2.Tree | None, change: Change) -> pygit2.Oid:
+        """The id of `base` with `change` applied, writing only touched trees."""
+        return apply_change(self.repo, base, change)
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold back every failres writer of this ref (they wait, then rebuild on what they find)."""
+        with self._ref_lock():
+            self._remove_stale_ref_lock()
+            yield
+
+    def compare_and_swap(self, expected: pygit2.Oid | None, new: pygit2.Oid, reason: str) -> bool:
+        """Move the ref from `expected` to `new`; False when it had moved meanwhile."""
+        return self._compare_and_swap(expected, new, reason)
+
+    @contextmanager
+    def _ref_lock(self) -> Iterator[None]:
+        lock_dir = self.common_dir / "failres"
+        lock_dir.mkdir(exist_ok=True)
+        lock_path = lock_dir / ("ref-" + self.ref.replace("/", "-") + ".flock")
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the flock, and so does a killed process
+
+    def _remove_stale_ref_lock(self) -> None:
+        """Clear a `<ref>.lock` left by a killed writer (called while holding the flock).
+
+        Every failres writer holds the flock while it moves the ref, so a lock file
+        seen now was left by a dead failres process or belongs to a plain git command
+        moving the ref this very moment; the latter finishes within milliseconds, so a
+        lock that outlives `STALE_REF_LOCK_SECONDS` is stale.
+        """
+        stale = self.common_dir / (self.ref + ".lock")
+        deadline = time.monotonic() + STALE_REF_LOCK_SECONDS
+        while True:
+            try:
+                age = time.time() - stale.stat().st_mtime
+            except FileNotFoundError:
+                return
+            if age > STALE_REF_LOCK_SECONDS or time.monotonic() > deadline:
+                stale.unlink(missing_ok=True)
+                return
+            time.sleep(0.02)
+
+    def _compare_and_swap(self, expected: pygit2.Oid | None, new: pygit2.Oid, reason: str) -> bool:
+        with self._ref_lock():
+            self._remove_stale_ref_lock()
+            try:
+                ref = self.repo.references[self.ref]
+            except KeyError:
+                ref = None
+            current = ref.target if ref is not None else None
+            if current != expected:
+                return False
+            [observer(self.common_dir, self.ref, expected, new) for observer in MOVE_OBSERVERS]
+            try:
+                if ref is None:
+                    self.repo.create_reference(self.ref, new, force=False, message=reason)
+                else:
+                    ref.set_target(new, reason)  # libgit2 re-checks the old value
+            except (pygit2.GitError, ValueError, pygit2.AlreadyExistsError):
+                return False
+            self._note_tip(new)
+            return True
+
+    def _note_tip(self, tip: pygit2.Oid) -> None:
+        """Remember the tip outside the ref (held under the ref lock; see `lessons.storage.guard.note_tip`)."""
+        from lessons.storage.guard import note_tip
+
+        note_tip(self.common_dir, self.ref, tip)
+
+    # ── history operations ───────────────────────────────────────────────
+
+    def diff_changes(self, old: pygit2.Tree | None, new: pygit2.Tree | None
+                     ) -> Iterator[tuple[str, pygit2.Oid | None, pygit2.Oid | None]]:
+        """(path, old blob, new blob) for every file that differs, at a cost that follows the change."""
+        from lessons.storage.treediff import tree_changes
+
+        yield from tree_changes(self.repo, old, new)
+
+    def reachable(self, oid: pygit2.Oid) -> bool:
+        """Whether `oid` is the tip or one of its ancestors."""
+        tip = self.tip()
+        if tip is None:
+            return False
+        return tip == oid or self.repo.descendant_of(tip, oid)
+
+
+def entry_id(tree: pygit2.Tree, path: str) -> pygit2.Oid | None:
+    try:
+        return tree[path].id
+    except KeyError:
+        return None
+
+
+def _audit_body(change: Change, limit: int = 50) -> str:
+    """The commit body: every path written or removed, so `git log` names the records."""
+    lines = [f"+ {p}" for p in sorted(change.puts)] + [f"- {p}" for p in sorted(change.deletes - set(change.puts))]
+    if len(lines) > limit:
+        lines = lines[:limit] + [f"... and {len(lines) - limit} more"]
+    return "\n" + "\n".join(lines) + "\n" if lines else ""
