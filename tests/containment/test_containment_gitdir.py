@@ -23,7 +23,7 @@ pytestmark = pytest.mark.usefixtures("seat_world")
 
 
 FIX = {"write": {"src/calc.py": FIXED}}
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 # The person's repository top, found as a hostile seat finds it: through the objects its
 # workspace borrows; inside the seat world those are bound elsewhere, and the person's path
 # (where the world lays the workspace) is the one a seat that knows it would write by.
