@@ -188,7 +188,12 @@ def _remote_store_tip(top: Path, remote: str, ref: str) -> str | None:
     if done.returncode != 0:
         msg = f"git ls-remote {remote} failed: {first_error_line(done.stderr)}"
         raise GitError(msg, hint="check the remote with `git remote -v`")
-    for line in done.stdout.decode("utf-8", "replace").splitlines():
+    return tip_in_ls_remote(done.stdout, ref)
+
+
+def tip_in_ls_remote(listing: bytes, ref: str) -> str | None:
+    """The object `ref` names in the output of `git ls-remote`, or None when it is not there."""
+    for line in listing.decode("utf-8", "replace").splitlines():
         oid, _, name = line.partition("\t")
         if name.strip() == ref:
             return oid.strip()

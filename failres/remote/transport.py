@@ -26,7 +26,7 @@ import pygit2
 from failres.errors import GitError
 from failres.gitops.git import FALLBACK_EMAIL, FALLBACK_NAME, first_error_line, try_git
 from failres.remote.claims import CLAIMS_PREFIX, Claim, claim_ref, parse_claim
-from failres.remote.sync import push_statuses
+from failres.remote.sync import push_statuses, tip_in_ls_remote
 
 _FETCH_TURNS = threading.Lock()
 
@@ -110,11 +110,7 @@ class RemoteClaims:
         if done.returncode != 0:
             msg = f"git ls-remote {self.remote} failed: {first_error_line(done.stderr)}"
             raise Unreachable(msg, hint="check the remote with `git remote -v`")
-        for line in done.stdout.decode("utf-8", "replace").splitlines():
-            oid, _, name = line.partition("\t")
-            if name.strip() == ref:
-                return oid.strip()
-        return ""
+        return tip_in_ls_remote(done.stdout, ref) or ""
 
 
 def fetch_claims(top: Path, remote: str, slug: str = "") -> dict[tuple[str, str], Claim]:
