@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -171,7 +170,7 @@ def replace_file(root: Path, relative: str | PurePath, data: bytes, *, mode: int
 
 
 def _replace(parent: int, name: str, data: bytes, mode: int, mtime_ns: int | None = None) -> None:
-    temporary = f".{name}.{secrets.token_hex(6)}.tmp"
+    temporary = f".{name}.{os.urandom(6).hex()}.tmp"  # what secrets.token_hex(6) is, without its imports
     _create_with(parent, temporary, data, mode, mtime_ns)
     try:
         os.replace(temporary, name, src_dir_fd=parent, dst_dir_fd=parent)

@@ -9,7 +9,6 @@ place. Nothing in this project uses the old names (tests/house/test_architecture
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import sys
 import warnings
@@ -58,8 +57,12 @@ MOVED = {
 }
 
 
-class OldNames(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds an old name before the path finder could load its file a second time, under it."""
+class OldNames:
+    """Finds an old name before the path finder could load its file a second time, under it.
+
+    A finder and loader by protocol (`find_spec`, `create_module`, `exec_module`), not by
+    `importlib.abc`'s classes: importing those costs every start of failres a few milliseconds.
+    """
 
     lessons_old_names = True
 

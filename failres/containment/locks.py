@@ -31,7 +31,6 @@ import errno
 import fcntl
 import json
 import os
-import secrets
 import signal
 import time
 from dataclasses import dataclass
@@ -166,7 +165,8 @@ class TaskLock:
 
     def _put_back(self) -> bool:
         """A fresh lock file, locked before it gets the name; True when another run holds the name now."""
-        fresh = self.relative.with_name(f".{self.relative.name}.{secrets.token_hex(6)}")
+        # os.urandom(6).hex() is secrets.token_hex(6), without what `secrets` imports at every start.
+        fresh = self.relative.with_name(f".{self.relative.name}.{os.urandom(6).hex()}")
         fd = beneath.open_file(self.git_dir, fresh, os.O_RDWR | os.O_CREAT | os.O_EXCL)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # new: nobody else can hold it
         with beneath.opened_dir(self.git_dir, self.relative.parent) as parent:

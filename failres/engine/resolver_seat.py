@@ -32,7 +32,7 @@ from failres import beneath
 from failres.containment.tamper import Guard, OwnMoves
 from failres.gitops.workspace_files import fresh_dir_beside
 from failres.errors import UsageError
-from failres.gitops import head_commit
+from failres.gitops.commits import head_commit
 from failres.gitops.workspace import Workspace, remove_tree
 from failres.gitops.location import locate_repo
 from failres.decisions.resolver_prompt import parse_scope_reply, render_resolver_prompt

@@ -11,8 +11,10 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from failres.engine.plan import Task
+if TYPE_CHECKING:  # the plan's model (and the config it reads) only where a task is rebuilt
+    from failres.engine.plan import Task
 
 STATES = ("pending", "running", "interrupted", "committed", "quarantined", "stopped", "landed")
 STOP_CLASS = "repeated-failure-stop"
@@ -122,5 +124,7 @@ def recorded_task(events: Sequence[Mapping[str, object]], task_id: str) -> Task 
     if started is None or not isinstance(started.get("definition"), dict):
         return None
     d = started["definition"]
+    from failres.engine.plan import Task
+
     return Task(id=task_id, title=str(d.get("title", task_id)), prompt=str(d.get("prompt", "")),
                 files=tuple(d.get("files", ())), gate=d.get("gate"))

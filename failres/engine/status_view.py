@@ -39,8 +39,6 @@ def waits_for(events: Sequence[Mapping], journal_states: Mapping[str, str]) -> l
 def status_of(store: Store, slug: str | None = None, *, with_lessons: bool = True) -> StatusView:
     """One row per task the journal knows, sorted by slug then task, and their totals
     (the lessons counted only `with_lessons`: the rows never need them)."""
-    from lessons.recall.lesson import read_lessons
-
     slugs = [slug] if slug else list_slugs(store)
     rows: list[dict] = []
     tallies: list[TaskTally] = []
@@ -79,7 +77,11 @@ def status_of(store: Store, slug: str | None = None, *, with_lessons: bool = Tru
                 "updated": events[-1].get("ts") if events else None,
                 "events": len(events),
             })
-    lessons, _ = read_lessons(store) if with_lessons else ([], [])
+    lessons: list = []
+    if with_lessons:
+        from lessons.recall.lesson import read_lessons  # its records and signatures only when counted
+
+        lessons, _ = read_lessons(store)
     if slug is not None:
         lessons = [lesson for lesson in lessons if lesson.get("slug") == slug]
     return StatusView(rows, totals(tallies, lessons))

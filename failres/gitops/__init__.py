@@ -15,10 +15,29 @@ library (status uses the index stat cache; checkout runs the person's filters).
 Every listing is read with `-z` and `core.quotepath=off`, so any file name works.
 """
 
-from failres.gitops.branches import changed_between, commit_tree, ensure_task_branch, move_branch, patch_tree
-from failres.gitops.commits import TASK_TRAILER_KEY, head_commit, message_with_trailer, task_trailer
-from failres.gitops.state import working_state_tree
-from failres.gitops.worktrees import RegisteredWorktree, list_worktrees
+from importlib import import_module
+
+# Each name from the module that holds it, imported when first asked for: the package is
+# entered by everything that needs only `location` (every command's start, a read's too),
+# and the branch, commit and state modules bring pygit2's writing side and the reaper.
+_FROM = {
+    "changed_between": "branches", "commit_tree": "branches", "ensure_task_branch": "branches",
+    "move_branch": "branches", "patch_tree": "branches",
+    "TASK_TRAILER_KEY": "commits", "head_commit": "commits", "message_with_trailer": "commits",
+    "task_trailer": "commits",
+    "working_state_tree": "state",
+    "RegisteredWorktree": "worktrees", "list_worktrees": "worktrees",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _FROM:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(import_module(f"{__name__}.{_FROM[name]}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "TASK_TRAILER_KEY",

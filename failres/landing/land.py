@@ -24,7 +24,7 @@ from failres.config.model import Config
 from failres.containment import moves
 from failres.engine import state
 from failres.errors import GitError, UsageError
-from failres.gitops import list_worktrees
+from failres.gitops.worktrees import list_worktrees
 from failres.gitops.git import first_error_line, identity_config, run_git, try_git
 from failres.journal import read_journal
 from failres.landing.outcome_labels import StampResult, landing_summary, stamp_task

@@ -36,7 +36,6 @@ start-up time.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import sys
@@ -60,6 +59,8 @@ _reaped: dict[int, int] = {}
 
 
 def _prctl(option: int, value: int) -> bool:
+    import ctypes  # here: only a supervisor or a subreaper calls prctl, not every git a command runs
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         return libc.prctl(option, value, 0, 0, 0) == 0

@@ -18,8 +18,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -62,6 +60,11 @@ def write_chain(git_dir: Path, parent: pygit2.Commit | None, batches: Sequence[t
     chain is all or nothing."""
     if not batches:
         return []
+    # Imported here: the store is read far more often than a chain is written (uuid alone
+    # brings `platform`), and every read command imports this module with the store.
+    import tempfile
+    import uuid
+
     temp_ref = f"refs/failres/bulk/{uuid.uuid4().hex}"
     stream = b"".join(_stream(temp_ref, parent if n == 0 else None, change, message, signature, mark=n + 1)
                       for n, (change, message) in enumerate(batches)) + b"done\n"

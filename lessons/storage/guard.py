@@ -25,7 +25,6 @@ why the last tip failres wrote is kept in a file of its own.
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -229,6 +228,8 @@ def _index_traces(store: Store) -> list[Trace]:
     path = index_file(store.common_dir, store.ref)
     if not path.exists():
         return []
+    import sqlite3  # here: a store with a tip, what every read meets, never opens an index
+
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:

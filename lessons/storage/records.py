@@ -30,7 +30,6 @@ from json.encoder import encode_basestring as _string  # the C encoder json.dump
 import pygit2
 
 from lessons.errors import CorruptRecord, InvalidInput
-from lessons.redaction.redact import redact_value
 from lessons.storage.store import Change, Store
 
 _ID = re.compile(r"^[0-9a-f]{16}$")
@@ -75,6 +74,9 @@ def now_ts() -> str:
 
 def encode(data: Mapping[str, object]) -> bytes:
     """Canonical bytes of a record: redacted, sorted keys, 2-space indent, newline."""
+    # Imported here: redaction compiles its patterns, which a read of records never needs.
+    from lessons.redaction.redact import redact_value
+
     clean = redact_value(dict(data))
     try:
         text = _indented(clean, 0)

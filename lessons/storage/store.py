@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import random
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -290,6 +289,7 @@ class Store:
             if self._compare_and_swap(parent.id, oid, message.splitlines()[0]):
                 return oid
             # Lost the race: back off a little (with jitter so a crowd spreads out), rebuild on the new tip.
+            import random  # imported here: only a lost race needs it, and a read of the store never races
             time.sleep(min(0.05, 0.001 * (attempt + 1)) * random.random())
         msg = f"the store ref {self.ref} kept moving; gave up after {max_attempts} attempts"
         raise StoreBusy(msg, hint="nothing was written; run the command again")

@@ -93,7 +93,7 @@ def test_trailers_are_found_plain_and_indented_and_only_with_valid_ids() -> None
 
 
 def test_the_trailer_key_is_the_one_task_commits_carry() -> None:
-    from failres.gitops import TASK_TRAILER_KEY
+    from failres.gitops.commits import TASK_TRAILER_KEY
     from failres.landing.trailers import TASK_TRAILER_KEY as KEY
 
     assert KEY == TASK_TRAILER_KEY
