@@ -29,6 +29,11 @@ pytestmark = pytest.mark.usefixtures("seat_world")
 
 
 FIX = {"write": {"src/calc.py": FIXED}}
+# The person's repository top, found as a hostile seat finds it: through the objects its
+# workspace borrows; inside the seat world those are bound elsewhere, and the person's path
+# (where the world lays the workspace) is the one a seat that knows it would write by.
+TOP = ('top=$(dirname "$(dirname "$(head -1 .git/objects/info/alternates)")"); '
+       '[ -d "$top/.git/failres" ] || top=$FAILRES_WORKTREE')
 
 
 @pytest.fixture

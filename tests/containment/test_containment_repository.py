@@ -11,14 +11,9 @@ import pytest
 
 from conftest import git
 from project import FIXED, Project
-from test_containment import quarantined, run
+from test_containment import TOP, quarantined, run
 
 FIX = {"write": {"src/calc.py": FIXED}}
-# The person's repository top, found as a hostile seat finds it: through the objects its
-# workspace borrows; inside the seat world those are bound elsewhere, and the person's path
-# (where the world lays the workspace) is the one a seat that knows it would write by.
-TOP = ('top=$(dirname "$(dirname "$(head -1 .git/objects/info/alternates)")"); '
-       '[ -d "$top/.git/failres" ] || top=$FAILRES_WORKTREE')
 
 
 # Each attack with the seat world off (the tamper check alone) and on (`seat_world`).
