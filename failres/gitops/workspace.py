@@ -46,12 +46,14 @@ from failres.gitops.workspace_files import (
     claim_workspace_path,
     default_root,
     identity,
+    kept,
     leads_into,
     side_by_side,
     remove_nested_git_dirs,
     remove_tree,
     restore_permissions,
     seat_config,
+    settled_index_time,
     shown_name,
     TRUSTED_READ,
     unlink_inside,
@@ -228,6 +230,8 @@ class Workspace:
 
     def handed_over(self) -> None:
         """A seat or gate is about to run here: the files can no longer be assumed untouched."""
+        if self.pristine:  # the files are still what the private index says
+            self._index_mtime_ns = settled_index_time(self._index_mtime_ns)
         self.pristine = False
         self.pristine_includes = False
         self._no_nested = False
@@ -265,7 +269,8 @@ class Workspace:
 
     def _status(self) -> StatusReport:
         self._restore_private_index()
-        return parse_status(self.git([*STATUS_ARGS[:-1], "--ignore-submodules=all"]))
+        # No optional locks: the refreshed index git would write is thrown away before the next read.
+        return parse_status(self.git(["--no-optional-locks", *STATUS_ARGS[:-1], "--ignore-submodules=all"]))
 
     def check(self) -> Checked:
         """Every path whose file differs from the last tree failres put down, from the files alone."""
@@ -386,7 +391,7 @@ class Workspace:
         self.pristine = True
         self._scanned = None  # the put-back changed directories all over: walked in full once more
         left = self.check()
-        stray = [p for p in left.paths if not _kept(p, keep)]
+        stray = [p for p in left.paths if not kept(p, keep)]
         if stray:
             shown = ", ".join(stray[:5])
             msg = f"could not put the workspace {self.path} back: it still differs at {shown}"
@@ -396,11 +401,11 @@ class Workspace:
         """No tracked file differs and nothing untracked or ignored is there but `keep` paths."""
         args = [*STATUS_ARGS[:-3], "--untracked-files=normal", "--ignored=traditional", "--no-renames",
                 "--ignore-submodules=none"]
-        report = parse_status(self.git(args))
+        report = parse_status(self.git(["--no-optional-locks", *args]))
         for entry in report.entries:
             if entry.staged and not entry.unstaged and not entry.submodule:
                 continue  # the index against the person's HEAD: says nothing about the files
-            if not _kept(entry.path, keep) and not _kept(entry.path + "/", keep):
+            if not kept(entry.path, keep) and not kept(entry.path + "/", keep):
                 return False
         return True
 
@@ -417,9 +422,3 @@ class Workspace:
         # git reaches a gate). `.git` at the top is never listed by git, so it stays.
         self.git(["clean", "-ffdxq", *exclude])
         remove_nested_git_dirs(self.path)
-
-
-def _kept(path: str, keep: Sequence[str]) -> bool:
-    from failres.gitops.scope import ignore_pattern_matches
-
-    return any(ignore_pattern_matches(pattern, path) for pattern in keep)

@@ -15,6 +15,7 @@ import os
 import shutil
 import stat
 import threading
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
@@ -130,6 +131,28 @@ TRUSTED_READ = (
     "core.trustctime=true",
     "core.checkStat=default",
 )
+
+
+def settled_index_time(index_mtime_ns: int) -> int:
+    """The time to give a private index whose files nobody has touched since it was last proven.
+
+    git trusts a file's stat data only if the file is older than its index, to the second
+    ("racy git"): a stat taken in the index's own second could be that of a same-second
+    edit, so each such file is re-read at every status, and the whole index rewritten.
+    Once the clock is past that second, anything a seat does from now on moves a ctime to
+    a later second, which git always sees; so an index whose files are still as it says
+    may take the time of now, and git stops re-reading the checkout's last second.
+    """
+    now = time.time_ns()
+    return now if now // 1_000_000_000 > index_mtime_ns // 1_000_000_000 else index_mtime_ns
+
+
+def kept(path: str, keep: Iterable[str]) -> bool:
+    """Whether `path` is one a gate declared it needs (`keep`, gitignore patterns)."""
+    from failres.gitops.scope import ignore_pattern_matches
+
+    return any(ignore_pattern_matches(pattern, path) for pattern in keep)
+
 
 def shown_name(path: str) -> str:
     """A path as it can be recorded: undecodable bytes become visible `\\xNN` escapes."""

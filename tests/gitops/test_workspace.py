@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -102,6 +103,25 @@ def test_an_edit_in_the_same_clock_tick_as_the_checkout_is_still_seen(workspace:
         write(workspace.path / "src" / "b.py", "b = 9\n")
         assert workspace.check().paths == ("src/b.py",)
         workspace.purify(workspace.tree)
+
+
+def test_an_edit_that_sets_its_time_back_is_seen_before_and_after_the_clock_leaves_the_index_second(
+        workspace: Workspace):
+    # Same size, and the modification time put back: only the ctime, or the racy-git
+    # check against the index's own second, can tell. Once the clock has left that
+    # second, the index takes a later time, and the ctime alone must still tell.
+    path = workspace.path / "src" / "b.py"
+    for settle in [False] * 10 + [True] * 2:
+        if settle:
+            time.sleep(1.05 - time.time() % 1)  # into the next second, where the index settles
+        workspace.handed_over()
+        before = path.stat()
+        path.write_text("b = 8\n")
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert workspace.check().paths == ("src/b.py",)
+        workspace.purify(workspace.tree)
+        assert path.read_text() == "b = 1\n"
+        assert workspace.check().paths == ()
 
 
 def test_names_that_are_not_utf8_are_reported_escaped(workspace: Workspace):
