@@ -84,8 +84,17 @@ class Store:
 
     @property
     def common_dir(self) -> Path:
-        """The git dir shared by every worktree (refs and objects live there)."""
-        return Path(self.repo.path)  # pygit2 gives the common dir for worktrees too
+        """The git dir shared by every worktree (refs, objects, the store's lock and index live there)."""
+        found = self.__dict__.get("_common_dir")
+        if found is None:
+            # Opened at a linked worktree, pygit2 gives that worktree's own git dir; its
+            # `commondir` names the shared one, where another worktree's sync takes its turn.
+            found = Path(self.repo.path)
+            pointer = found / "commondir"
+            if pointer.is_file():
+                found = Path(os.path.normpath(found / pointer.read_text(encoding="utf-8").strip()))
+            self._common_dir = found
+        return found
 
     def tip(self) -> pygit2.Oid | None:
         """The store's tip commit; None when the ref does not exist.

@@ -261,3 +261,27 @@ def test_a_writer_killed_at_random_instants_never_breaks_the_store(repo: Path, t
     # And the store still takes writes (a stale ref lock, if any, was cleared).
     Store(repo).commit(change_of([record_put("lessons", lesson())]), "failres: after the crashes")
     assert pygit2.Repository(str(repo)).references["refs/failres/store"] is not None
+
+
+def test_a_store_opened_in_a_linked_worktree_takes_turns_with_the_main_one(repo: Path, tmp_path: Path) -> None:
+    git(repo, "worktree", "add", "-q", str(tmp_path / "linked"), "-b", "side")
+    main, linked = Store(repo), Store(tmp_path / "linked")
+    assert linked.common_dir == main.common_dir == (repo / ".git").resolve()
+    # A writer in the linked worktree waits for the main one's lock: one lock file, not two.
+    probe = textwrap.dedent(f"""
+        import fcntl, os, sys
+        from lessons.storage.store import Store
+        store = Store({str(tmp_path / "linked")!r})
+        path = store.common_dir / "failres" / ("ref-" + store.ref.replace("/", "-") + ".flock")
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            sys.exit(3)
+        """)
+    with main.locked():
+        held = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert held.returncode == 3, held.stderr
+    doc = lesson(message="from the linked worktree")
+    linked.commit(change_of([record_put("lessons", doc)]), "failres: a lesson written in a linked worktree")
+    assert read_record(main, "lessons", doc["id"]) == doc
