@@ -154,6 +154,7 @@ def test_decisions_json_carries_the_contract_fields(asked: LoopProject, cli) -> 
 
 
 # ── the resolver seat ───────────────────────────────────────────────────────
+# What a resolver may change is checked with the seat world off and on (`seat_world`).
 
 
 def configure_resolver(project: LoopProject, reply: str, exit_code: int = 0, *, may_answer: bool = False) -> None:
@@ -165,7 +166,7 @@ def configure_resolver(project: LoopProject, reply: str, exit_code: int = 0, *, 
 
 
 def test_a_resolver_reply_in_the_exact_shape_is_a_proposal_that_widens_nothing_until_a_person_accepts_it(
-        asked: LoopProject, cli) -> None:
+        asked: LoopProject, cli, seat_world) -> None:
     configure_resolver(asked, 'I looked.\n```json\n{"scopeFiles": ["docs/notes.md"]}\n```\nThat is all.')
     result = cli(asked.top, "decisions", "propose", asked.decision_id()[:6], "--json")
     assert result.code == 0, result.err
@@ -215,14 +216,14 @@ def test_any_other_resolver_reply_leaves_the_decision_open_and_is_logged(asked: 
     assert reply in (asked.top / ".git" / "failres" / "log" / "resolver.log").read_text()
 
 
-def test_a_resolver_proposing_a_protected_path_is_not_recorded(asked: LoopProject, cli) -> None:
+def test_a_resolver_proposing_a_protected_path_is_not_recorded(asked: LoopProject, cli, seat_world) -> None:
     configure_resolver(asked, '{"scopeFiles": ["secrets/key.pem"]}')
     tip = asked.store_tip()
     assert cli(asked.top, "decisions", "propose", asked.decision_id()).code == 1
     assert asked.store_tip() == tip
 
 
-def test_a_failing_resolver_counts_for_nothing(asked: LoopProject, cli) -> None:
+def test_a_failing_resolver_counts_for_nothing(asked: LoopProject, cli, seat_world) -> None:
     configure_resolver(asked, '{"scopeFiles": ["docs/notes.md"]}', exit_code=2)
     assert cli(asked.top, "decisions", "propose", asked.decision_id()).code == 1
     assert decisions_json(asked, cli)[0]["status"] == "open"

@@ -90,6 +90,10 @@ class LoopProject:
         if resolver_may_answer:
             lines.append("resolver_may_answer = true")
         lines += ["[repair]", "max_attempts = 0", "[scope]", f"protected = {json.dumps(list(protected))}"]
+        from project import Project
+
+        if Project.sandbox_mode:  # set by the `seat_world` fixture
+            lines += ["[sandbox]", f'mode = "{Project.sandbox_mode}"']
         (self.top / ".failres.toml").write_text("\n".join(lines) + "\n" + extra)
         init_repository(self.top, hooks=False)  # the store, as `git failres init` creates it
 

@@ -117,7 +117,8 @@ def _run_plan(project: Project, tmp: Path, lines: list[str], *, seat_mode: str, 
         f"[bindings.impl]\ncommand = {json.dumps(seat)}\ntimeout = \"60s\"\n"
         "[seats]\nimplementer = \"impl\"\n"
         # Canary text may look like an engine that is down (a 429); its probe must not wait.
-        "[probe]\nattempts = 1\nbackoff = \"10ms\"\n")
+        "[probe]\nattempts = 1\nbackoff = \"10ms\"\n"
+        + (f'[sandbox]\nmode = "{Project.sandbox_mode}"\n' if Project.sandbox_mode else ""))
     plan = tmp / "plan.toml"
     tasks = "".join(
         f'[[tasks]]\nid = "t{n}"\ntitle = {json.dumps(part[0][:80])}\nprompt = {json.dumps(chr(10).join(part))}\n'
@@ -229,7 +230,16 @@ def proposals_and_rules(project: Project, tmp: Path, lines: list[str], cli) -> N
 
 # ---- the test ----
 
-@pytest.mark.parametrize("path", sorted(WRITE_PATHS))
+# The paths a seat or gate writes through run with the seat world off and on (`seat_world`).
+SEAT_PATHS = ("gate_output_in_a_quarantine", "scope_requests_and_decisions", "seat_output_in_a_quarantine")
+
+
+@pytest.mark.parametrize("path", SEAT_PATHS)
+def test_no_canary_secret_a_seat_prints_reaches_git_through(path: str, tmp_path: Path, cli, seat_world) -> None:
+    test_no_canary_secret_reaches_git_through(path, tmp_path, cli)
+
+
+@pytest.mark.parametrize("path", sorted(set(WRITE_PATHS) - set(SEAT_PATHS)))
 def test_no_canary_secret_reaches_git_through(path: str, tmp_path: Path, cli) -> None:
     canaries = load_canaries()
     assert len(canaries) >= 30, "the corpus must hold at least 30 secret shapes"
