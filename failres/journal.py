@@ -8,8 +8,8 @@ store under `journal/<slug>/...`, one file each.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
+from lessons.frozen import record
 from lessons.errors import InvalidInput
 from lessons.storage.records import Put, new_id, now_ts, read_collection, record_put
 from lessons.storage.store import Store
@@ -39,7 +39,7 @@ EVENT_FIELDS: Mapping[str, tuple[str, ...]] = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class Journal:
     """Events of one slug, oldest first, and the files that could not be read."""
 

@@ -12,7 +12,8 @@ packages stand on each other without circles, bottom up:
 - `rulebook`: rules, their lineage and the validation ledger;
 - `learning`: transcripts read (`learning.transcripts`), interventions found, rules proposed.
 
-`errors` (the exception family) and `jsontext` (JSON from outside, read safely) serve them all;
+`errors` (the exception family), `jsontext` (JSON from outside, read safely) and `frozen` (frozen
+dataclasses that cost nothing to declare) serve them all;
 `moved` keeps the modules' names from before these packages importable.
 """
 
@@ -20,4 +21,4 @@ from lessons import moved
 
 moved.install()
 
-__all__ = ["bounds", "errors", "jsontext", "learning", "recall", "redaction", "rulebook", "storage"]
+__all__ = ["bounds", "errors", "frozen", "jsontext", "learning", "recall", "redaction", "rulebook", "storage"]

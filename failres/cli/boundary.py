@@ -9,12 +9,9 @@ under the repository's git dir, and the person is told where: exit 3.
 from __future__ import annotations
 
 import errno
-import logging
 import os
 import sys
-import traceback
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path, PurePath
 
 from failres import beneath
@@ -50,6 +47,9 @@ def log_place() -> tuple[Path, PurePath]:
 
 
 def write_crash_log(exc: BaseException) -> Path | None:
+    import traceback
+    from datetime import UTC, datetime
+
     try:
         root, relative = log_place()
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
@@ -124,11 +124,13 @@ def _undecodable_argument(argv: Sequence[str]) -> str | None:
     return None
 
 
-class _OneLineWarnings(logging.Formatter):
+class _OneLineWarnings:
     """What failres logs while a command runs, as a person reads it: `warning: ...` or
     `error: ...` on one line, made inert (it may quote a damaged record's path or a seat's words)."""
 
-    def format(self, record: logging.LogRecord) -> str:
+    def format(self, record) -> str:
+        import logging
+
         text = record.getMessage()
         if record.exc_info and record.exc_info[1] is not None:
             error = record.exc_info[1]
@@ -139,13 +141,59 @@ class _OneLineWarnings(logging.Formatter):
 
 def _show_warnings() -> None:
     """Route failres's log lines to stderr in its own error style, unless a host (tests) set up logging."""
+    import logging
+
     root = logging.getLogger()
     if root.handlers:
         return
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_OneLineWarnings())
+    handler.setFormatter(_OneLineWarnings())  # type: ignore[arg-type]  # a formatter is what formats
     handler.setLevel(logging.WARNING)
     root.addHandler(handler)
+
+
+class _ShowWarningsOnceLoggingLoads:
+    """A finder that finds nothing itself: it gives `logging` failres's style as it is first imported.
+
+    Most commands never log, and `logging` (with the traceback module it brings) was a
+    tenth of what a read command adds to Python's start. A module that logs imports it,
+    and its first line is shown in failres's style all the same.
+    """
+
+    def find_spec(self, name: str, path=None, target=None):
+        if name != "logging":
+            return None
+        sys.meta_path.remove(self)
+        from importlib.machinery import PathFinder
+
+        spec = PathFinder.find_spec(name, path)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _ThenShowWarnings(spec.loader)
+        return spec
+
+
+class _ThenShowWarnings:
+    """`logging`'s own loader, and once the module has run, `_show_warnings`."""
+
+    def __init__(self, loader) -> None:
+        self._loader = loader
+
+    def __getattr__(self, name: str):
+        return getattr(self._loader, name)  # get_source and the rest, as the loader has them
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        self._loader.exec_module(module)
+        _show_warnings()
+
+
+def _show_warnings_when_logging() -> None:
+    if "logging" in sys.modules:
+        _show_warnings()
+    elif not any(isinstance(finder, _ShowWarningsOnceLoggingLoads) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _ShowWarningsOnceLoggingLoads())
 
 
 def _quiet_closed_pipe() -> int:
@@ -161,7 +209,7 @@ def _quiet_closed_pipe() -> int:
 
 def run_guarded(invoke: Callable[[Sequence[str] | None], object], argv: Sequence[str] | None) -> int:
     """Call the CLI and map whatever happens to an exit code."""
-    _show_warnings()
+    _show_warnings_when_logging()
     err = sys.stderr
     try:
         result = invoke(argv)

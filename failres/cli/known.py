@@ -7,7 +7,6 @@ with exit 0 that a script would take for "nothing happened".
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 
 from failres.errors import UsageError
@@ -16,6 +15,8 @@ from lessons.storage.store import Store
 
 
 def _hint(name: str, known: Sequence[str], noun: str, listing: str) -> str:
+    import difflib  # only for a name that was misspelt
+
     close = difflib.get_close_matches(name, list(known), n=1)
     if close:
         return f'did you mean "{close[0]}"?'

@@ -17,9 +17,12 @@ is not paid for a pager that most runs (pipes, scripts, seats) never start.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import subprocess
 
 # Commands whose output is long enough to page; a person's listing or record, not a
 # command whose output is a live view or one line.
@@ -47,6 +50,8 @@ def split_pager_flags(args: Sequence[str]) -> tuple[list[str], bool | None]:
 
 def _core_pager() -> str | None:
     """`core.pager` as git reads it here (the repository's config, then the person's)."""
+    import subprocess  # here and where the pager starts: output to a pipe starts no process
+
     try:
         proc = subprocess.run(["git", "config", "--get", "core.pager"], capture_output=True, text=True,
                               timeout=10, check=False)
@@ -103,6 +108,8 @@ def start_pager(command: str, choice: bool | None) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     try:
+        import subprocess
+
         _pager = subprocess.Popen(program, shell=True, stdin=subprocess.PIPE, env=env)  # noqa: S602 - git runs it so
     except OSError:
         del os.environ["GIT_PAGER_IN_USE"]

@@ -15,7 +15,9 @@ import enum
 import pathlib
 import typing
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from lessons.frozen import record
 
 PROGRAM = "git failres"
 
@@ -29,7 +31,7 @@ SECTIONS: tuple[str, ...] = (LOOP, LESSONS, KNOWLEDGE, HOUSEKEEPING)
 HELP_FLAGS: tuple[str, ...] = ("-h", "--help")
 
 
-@dataclass(frozen=True)
+@record
 class ParamDoc:
     """One argument or option as a person writes it."""
 
@@ -78,7 +80,7 @@ class ParamDoc:
         return max(self.flags, key=len)
 
 
-@dataclass(frozen=True)
+@record
 class CommandDoc:
     """One command or command group, with everything its help and manual page say."""
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import ClassVar
 
+from lessons.frozen import record
 from failres.config.schema import Invalid, KeyPath, read_list, suggestion, wrong_type
 from failres.config.durations import parse_duration
 from failres.config.placeholders import NOT_FOR_SEATS, placeholders_in
@@ -31,7 +31,7 @@ def _refuse_nul(raw: str, path: KeyPath) -> None:
 MAX_DURATION_SECONDS = 30 * 86400.0
 
 
-@dataclass(frozen=True)
+@record
 class Text:
     """A string; optionally one of `choices`, matching `pattern`, or passing `check`."""
 
@@ -60,7 +60,7 @@ class Text:
         return raw
 
 
-@dataclass(frozen=True)
+@record
 class Flag:
     """true or false."""
 
@@ -72,7 +72,7 @@ class Flag:
         return raw
 
 
-@dataclass(frozen=True)
+@record
 class Integer:
     """A whole number within [minimum, maximum]."""
 
@@ -96,7 +96,7 @@ def _check_range(value: int, minimum: int | None, maximum: int | None, path: Key
         raise Invalid(path, f"must be at most {maximum}, got {value}")
 
 
-@dataclass(frozen=True)
+@record
 class Duration:
     """A duration string ("30s", "1h30m") read as seconds; zero is refused."""
 
@@ -116,7 +116,7 @@ class Duration:
         return seconds
 
 
-@dataclass(frozen=True)
+@record
 class TextList:
     """A list of non-empty strings, each optionally passing `check`."""
 
@@ -182,7 +182,7 @@ SEAT_COMMAND = TextList(min_items=1, check=seat_placeholder_problem)
 OPTIONAL_SEAT_COMMAND = TextList(min_items=0, check=seat_placeholder_problem)
 
 
-@dataclass(frozen=True)
+@record
 class RegexList:
     """A list of regular expressions that must compile with `flags`."""
 
@@ -193,7 +193,7 @@ class RegexList:
         return TextList(check=lambda pattern: regex_problem(pattern, self.flags)).read(raw, path)
 
 
-@dataclass(frozen=True)
+@record
 class IntegerList:
     """A list of whole numbers, each within [minimum, maximum]."""
 
@@ -207,7 +207,7 @@ class IntegerList:
         return tuple(element.read(item, (*path, index)) for index, item in enumerate(items))
 
 
-@dataclass(frozen=True)
+@record
 class TextTable:
     """A table of string values whose keys match `key_pattern`."""
 

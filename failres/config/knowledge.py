@@ -7,12 +7,13 @@ because their rules live in the `lessons` library and are only mirrored here.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar
 
+from lessons.frozen import record
 from failres.config.kinds import Duration, Integer, Text, TextList
 from failres.config.schema import Invalid, KeyPath, Section, read_table, setting
-from lessons.learning.locality import DEFAULT_TRUSTED_COMMANDS, TrustedCommands
+from lessons.learning.trusted_commands import DEFAULT_TRUSTED_COMMANDS
 from lessons.bounds.policy import PolicyProblem
 from lessons.bounds.policy import check_value as check_policy_value
 from lessons.bounds.policy import default_of as policy_default
@@ -24,7 +25,7 @@ _ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 # library must stand without failres); this section only lets the reader and the example
 # check see them, declared one per line like every other section.
 
-@dataclass(frozen=True)
+@record
 class PolicyValue:
     """A `[policy]` value, checked by the rule `lessons.bounds.policy` declares for `key`."""
 
@@ -38,7 +39,7 @@ class PolicyValue:
             raise Invalid(path, problem.problem, hint=problem.hint) from None
 
 
-@dataclass(frozen=True)
+@record
 class PolicySection(Section):
     """The `[policy]` table; remembers which keys the file set, so `policy show` can say so."""
 
@@ -52,7 +53,7 @@ def _policy(key: str) -> Any:
     return setting(policy_default(key), kind=PolicyValue(key))
 
 
-@dataclass(frozen=True)
+@record
 class PolicyConfig:
     """Bounds, budgets and lifecycle of the knowledge stores (see `lessons.bounds.policy.Policy`)."""
 
@@ -97,6 +98,8 @@ def _rules_domain_problem(domain: str) -> str | None:
 
 
 def _trusted_command_problem(command: str) -> str | None:
+    from lessons.learning.locality import TrustedCommands
+
     try:
         TrustedCommands.of([command])
     except ValueError as problem:
@@ -110,7 +113,7 @@ def _model_url_problem(url: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@record
 class LearningConfig:
     """Which model, if any, turns interventions into reflections and reflections into
     proposed rules; where transcripts are found; the budget of learned rules."""

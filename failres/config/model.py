@@ -12,12 +12,12 @@ silently ignored is worse than one that is refused.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 
+from lessons.frozen import record
 from failres.config.kinds import (
     COMMAND,
     OPTIONAL_COMMAND,
@@ -127,7 +127,7 @@ def _failure_class_problem(name: str) -> str | None:
 NETWORK_CHOICES = ("", "on", "off")
 
 
-@dataclass(frozen=True)
+@record
 class IntegrationConfig:
     """The branch tasks start from and land into."""
 
@@ -135,14 +135,14 @@ class IntegrationConfig:
     remote: str = setting("", kind=Text(check=remote_problem))
 
 
-@dataclass(frozen=True)
+@record
 class StoreConfig:
     """Where every record lives."""
 
     ref: str = setting("refs/failres/store", kind=Text(check=store_ref_problem))
 
 
-@dataclass(frozen=True)
+@record
 class WorktreesConfig:
     """Where task workspaces are made, and whether finished ones stay."""
 
@@ -150,7 +150,7 @@ class WorktreesConfig:
     keep: bool = setting(False, kind=Flag())
 
 
-@dataclass(frozen=True)
+@record
 class SyncConfig:
     """What `git failres sync` exchanges besides the store."""
 
@@ -159,7 +159,7 @@ class SyncConfig:
     snapshots: bool = setting(False, kind=Flag())
 
 
-@dataclass(frozen=True)
+@record
 class RemoteConfig:
     """How runners of one plan on many machines share it (`run --remote`)."""
 
@@ -168,7 +168,7 @@ class RemoteConfig:
     lease: float = setting(120.0, kind=Duration())
 
 
-@dataclass(frozen=True)
+@record
 class GateConfig:
     """A judge command: exit 0 means green."""
 
@@ -195,7 +195,7 @@ class GateConfig:
     network: str = setting("", kind=Text(choices=NETWORK_CHOICES))
 
 
-@dataclass(frozen=True)
+@record
 class BindingConfig:
     """An agent or tool a seat can be bound to."""
 
@@ -216,7 +216,7 @@ class BindingConfig:
     network: str = setting("", kind=Text(choices=NETWORK_CHOICES))
 
 
-@dataclass(frozen=True)
+@record
 class SandboxConfig:
     """The seat world: where seats, workspace gates and setups run (`failres.sandbox`)."""
 
@@ -227,7 +227,7 @@ class SandboxConfig:
     read: tuple[str, ...] = setting((), kind=TextList())
 
 
-@dataclass(frozen=True)
+@record
 class WorkspaceConfig:
     """What of the person's checkout, beyond the task's tree, a workspace carries or sees."""
 
@@ -240,7 +240,7 @@ class WorkspaceConfig:
     include: tuple[str, ...] = setting((), kind=TextList())
 
 
-@dataclass(frozen=True)
+@record
 class SeatsConfig:
     """Which binding sits in each seat; "" leaves the seat empty."""
 
@@ -251,7 +251,7 @@ class SeatsConfig:
     resolver_may_answer: bool = setting(False, kind=Flag())
 
 
-@dataclass(frozen=True)
+@record
 class RepairConfig:
     """The fixer's budget after a red gate."""
 
@@ -260,7 +260,7 @@ class RepairConfig:
     rollback: bool = setting(True, kind=Flag())
 
 
-@dataclass(frozen=True)
+@record
 class ScopeConfig:
     """Paths no seat may touch and no decision may widen into."""
 
@@ -270,7 +270,7 @@ class ScopeConfig:
     artifacts: tuple[str, ...] = setting(DEFAULT_ARTIFACTS, kind=TextList())
 
 
-@dataclass(frozen=True)
+@record
 class StopLossConfig:
     """When identical quarantines on an unchanged integration head stop retries."""
 
@@ -278,7 +278,7 @@ class StopLossConfig:
     threshold: int = setting(2, kind=Integer(minimum=1))
 
 
-@dataclass(frozen=True)
+@record
 class ProbeConfig:
     """How an engine that looked down is probed before a retry."""
 
@@ -286,7 +286,7 @@ class ProbeConfig:
     backoff: float = setting(30.0, kind=Duration())
 
 
-@dataclass(frozen=True)
+@record
 class EngineDownConfig:
     """How a seat failure is recognised as an unreachable engine."""
 
@@ -298,7 +298,7 @@ class EngineDownConfig:
         return tuple(re.compile(pattern, re.IGNORECASE) for pattern in self.patterns)
 
 
-@dataclass(frozen=True)
+@record
 class OutputConfig:
     """How much of a seat's or gate's output is kept, from each end."""
 
@@ -306,7 +306,7 @@ class OutputConfig:
     tail_bytes: int = setting(65536, kind=Integer(minimum=1024, maximum=64 * 1024 * 1024))
 
 
-@dataclass(frozen=True)
+@record
 class TaxonomyRule:
     """A user's failure class, checked before the built-in rules."""
 
@@ -322,7 +322,7 @@ class TaxonomyRule:
         return re.compile(self.match, re.IGNORECASE)
 
 
-@dataclass(frozen=True)
+@record
 class TaxonomyConfig:
     """Extensions of the failure taxonomy."""
 
@@ -333,7 +333,7 @@ def _empty_mapping() -> Mapping:
     return MappingProxyType({})
 
 
-@dataclass(frozen=True)
+@record
 class Config:
     """Everything `.failres.toml` says, defaults filled in."""
 
@@ -388,6 +388,8 @@ class Config:
 
 
 def known_names_hint(name: str, known: list[str], section: str) -> str:
+    import difflib  # only for a name that was misspelt
+
     close = difflib.get_close_matches(name, known, n=1)
     if close:
         return f'did you mean "{close[0]}"?'

@@ -14,15 +14,14 @@ the file name and turns it into the one-line `ConfigError` a person sees.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import re
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar, Protocol
 
+from lessons.frozen import record
 from failres.errors import ConfigError
 
 KeyPath = tuple[str | int, ...]
@@ -50,7 +49,7 @@ class Kind(Protocol):
     def read(self, raw: object, path: KeyPath) -> object: ...
 
 
-@dataclass(frozen=True)
+@record
 class Setting:
     """What a dataclass field declares about its TOML key."""
 
@@ -133,6 +132,8 @@ def read_list(raw: object, path: KeyPath, expected: str) -> list:
 
 def suggestion(wrong: str, known: list[str], noun: str) -> str | None:
     """A hint for a misspelt name: the nearest known one, else the list of known ones."""
+    import difflib  # only for a name that was misspelt
+
     close = difflib.get_close_matches(wrong, known, n=1)
     if close:
         return f'did you mean "{close[0]}"?'
@@ -143,7 +144,7 @@ def suggestion(wrong: str, known: list[str], noun: str) -> str | None:
 
 # ---- tables within tables (read by calling back into the reader) ----
 
-@dataclass(frozen=True)
+@record
 class Section:
     """A table read into the frozen dataclass `cls`."""
 
@@ -156,7 +157,7 @@ class Section:
         return read_table(self.cls, raw, path)
 
 
-@dataclass(frozen=True)
+@record
 class NamedSections:
     """Tables `[parent.NAME]`, each read into `cls` (whose `name` field gets NAME), in file order."""
 
@@ -179,7 +180,7 @@ class NamedSections:
         return MappingProxyType(entries)
 
 
-@dataclass(frozen=True)
+@record
 class SectionList:
     """An array of tables `[[parent.key]]`, each read into `cls`."""
 

@@ -10,10 +10,10 @@ environment are passed in.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lessons.frozen import record
 from failres.config.model import CONFIG_FILE, Config
 from failres.config.loading import effective_policy_of
 from failres.config.kinds import Duration
@@ -21,7 +21,7 @@ from failres.config.schema import NamedSections, Section, SectionList, declared_
 from failres.config.durations import format_duration
 
 
-@dataclass(frozen=True)
+@record
 class SettingInForce:
     """One key: its value as TOML would spell it, and whether it came from the file, the
     environment or the default."""
@@ -96,7 +96,7 @@ def settings_in_force(config: Config, raw: Mapping[str, Any], environ: Mapping[s
     return [_redacted(row) for row in sorted(rows, key=lambda r: order.index(r.key.split(".")[0].split("[")[0]))]
 
 
-@dataclass(frozen=True)
+@record
 class ConfigInForce:
     path: Path
     exists: bool

@@ -31,11 +31,10 @@ import errno
 import fcntl
 import json
 import os
-import signal
 import time
-from dataclasses import dataclass
 from pathlib import Path, PurePath
 
+from lessons.frozen import record
 from failres import beneath
 from failres.errors import UsageError
 
@@ -46,7 +45,7 @@ class AlreadyRunning(UsageError):
     """Another live process is running this task."""
 
 
-@dataclass(frozen=True)
+@record
 class Holder:
     """What a lock file says about the run holding it."""
 
@@ -320,6 +319,8 @@ def stop_lost_seat(holder: Holder) -> list[int]:
     """
     if not holder.marker:
         return []
+    import signal  # a status that finds nothing lost never signals
+
     needle = f"{DISPATCH_MARKER}={holder.marker}".encode()
     killed = []
     for pid in _all_pids():

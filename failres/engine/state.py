@@ -7,11 +7,11 @@ quarantine and a landing are all read from events, never from agent output.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from lessons.frozen import record
 
 if TYPE_CHECKING:  # the plan's model (and the config it reads) only where a task is rebuilt
     from failres.engine.plan import Task
@@ -45,11 +45,13 @@ def task_state(events: Sequence[Mapping[str, object]]) -> str:
 
 def key_of(value: object) -> str:
     """A short stable digest of a condition (a scope, a set of bindings)."""
+    import hashlib  # not at import: `status` reads states and never digests one
+
     raw = json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
     return hashlib.blake2b(raw, digest_size=8).hexdigest()
 
 
-@dataclass(frozen=True)
+@record
 class QuarantineFacts:
     signature: str
     int_head: str

@@ -10,8 +10,8 @@ uses too. Reading a status is also when a run that died is noticed: its task rea
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
+from lessons.frozen import record
 from failres.containment.locks import live_holder, lost_holder, stop_lost_seat
 from failres.engine import state
 from failres.engine.tally import TaskTally, Totals, tally_task, totals
@@ -19,7 +19,7 @@ from failres.journal import list_slugs, read_journal
 from lessons.storage.store import Store
 
 
-@dataclass(frozen=True)
+@record
 class StatusView:
     rows: list[dict]
     totals: Totals

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
+from lessons.frozen import record
 from failres.engine.state import STATES, STOP_CLASS, task_state
 
 Event = Mapping[str, object]
@@ -68,7 +68,7 @@ def runs_of(events: Sequence[Event], *, live: bool = True) -> list[dict]:
     return runs
 
 
-@dataclass(frozen=True)
+@record
 class TaskTally:
     """One task, counted."""
 
@@ -106,7 +106,7 @@ def resolution_of(lesson: Mapping) -> str | None:
     return " + ".join(sorted(dict.fromkeys(str(c) for c in causes)))
 
 
-@dataclass(frozen=True)
+@record
 class Totals:
     """A whole store (or one plan), counted: what every view's summary says."""
 

@@ -20,13 +20,13 @@ the same numbers and `--json` output stays byte-identical.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime
 
+from lessons.frozen import record
 from lessons.errors import InvalidInput
 
 ENV_PREFIX = "FAILRES_POLICY_"
@@ -47,7 +47,7 @@ class PolicyProblem(InvalidInput):
         self.problem = problem
 
 
-@dataclass(frozen=True)
+@record
 class Rule:
     """What a policy key may hold: bounds (inclusive, or exclusive `above`/`below`) or choices."""
 
@@ -66,7 +66,7 @@ def _key(default: object, meaning: str, **bounds: object) -> object:
 _MAX_RECORDS = 10_000_000  # far beyond any store a person means; catches a stray extra digit
 
 
-@dataclass(frozen=True)
+@record
 class Policy:
     """The knowledge policy, defaults filled in. Field order is the order people see."""
 
@@ -166,11 +166,18 @@ def _bounds_problem(value: float, rule: Rule) -> str | None:
     return f"must be {wanted}, got {_number(value)}"
 
 
+def _closest_key(key: str) -> str | None:
+    import difflib  # only for a key that was misspelt
+
+    close = difflib.get_close_matches(key, POLICY_KEYS, n=1)
+    return close[0] if close else None
+
+
 def check_value(key: str, raw: object) -> object:
     """`raw` as the typed value of `key`; PolicyProblem naming the key when it does not fit."""
     if key not in _FIELDS:
-        close = difflib.get_close_matches(key, POLICY_KEYS, n=1)
-        raise PolicyProblem(key, "unknown policy key", hint=f'did you mean "{close[0]}"?' if close else None)
+        close = _closest_key(key)
+        raise PolicyProblem(key, "unknown policy key", hint=f'did you mean "{close}"?' if close else None)
     default, rule = default_of(key), rule_of(key)
     if isinstance(default, bool):
         if not isinstance(raw, bool):
@@ -218,7 +225,7 @@ def parse_env_value(key: str, text: str) -> object:
 
 # ---- the policy in force ----
 
-@dataclass(frozen=True)
+@record
 class Source:
     """Where one value came from: `default`, `file` or `env`, and which file or variable."""
 
@@ -226,7 +233,7 @@ class Source:
     where: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class EffectivePolicy:
     """The policy in force and, for each key, where its value came from."""
 
@@ -250,8 +257,8 @@ def env_overrides(environ: Mapping[str, str]) -> dict[str, tuple[object, str]]:
             continue
         key = variable[len(ENV_PREFIX):].lower()
         if key not in _FIELDS:
-            close = difflib.get_close_matches(key, POLICY_KEYS, n=1)
-            hint = f"did you mean {env_name(close[0])}?" if close else "see `git failres policy show` for the keys"
+            close = _closest_key(key)
+            hint = f"did you mean {env_name(close)}?" if close else "see `git failres policy show` for the keys"
             raise PolicyProblem(variable, "is not a policy setting", hint=hint)
         try:
             found[key] = (parse_env_value(key, environ[variable]), variable)

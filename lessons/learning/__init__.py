@@ -2,7 +2,7 @@
 
 `transcripts` reads each harness's session files into one message model (`messages`);
 `interventions` finds where a person stepped in, `followups` what a later turn is,
-`provenance` (with `locality` and `shell_text`) where each piece of evidence came from,
+`provenance` (with `locality`, `shell_text` and `trusted_commands`) where each piece of evidence came from,
 `belonging` which repository a session's lessons belong to. The `reflector` turns a moment
 into a directive, the `learner` (with `candidates` and `outcomes`) a candidate rule set,
 written as a proposal (`proposals`) that changes nothing until a person accepts it;
@@ -10,4 +10,4 @@ written as a proposal (`proposals`) that changes nothing until a person accepts 
 """
 
 __all__ = ["belonging", "interventions", "learner", "locality", "messages", "outcomes", "proposals",
-           "provenance", "providers", "reflector", "store_io", "transcripts"]
+           "provenance", "providers", "reflector", "store_io", "transcripts", "trusted_commands"]

@@ -19,9 +19,10 @@ from __future__ import annotations
 import posixpath
 import shlex
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
+from lessons.frozen import record
 from lessons.learning.shell_text import ASSIGNMENT as _ASSIGNMENT
+from lessons.learning.trusted_commands import DEFAULT_TRUSTED_COMMANDS
 from lessons.learning.shell_text import OPERATOR_CHARS, shell_items, shell_words, unwrap_shell
 
 
@@ -87,7 +88,7 @@ def path_is_first_party(path: str, cwd: str, root: str | None = None) -> bool:
     return not (_THIRD_PARTY_EVERYWHERE | _DEPENDENCY_STORES).intersection(target.split("/"))
 
 
-@dataclass(frozen=True)
+@record
 class Place:
     """Where a tool call runs: the session's tree and the directories it may be in now.
 
@@ -112,27 +113,9 @@ class Place:
         return frozenset(posixpath.normpath(posixpath.join(cwd or self.root, path)) for cwd in self.cwds)
 
 
-# The repository's own tools: commands whose output is the person's environment
-# speaking (their tests, their build, their linters) rather than content fetched
-# from elsewhere, as long as every path they are given lies inside the tree. Each
-# entry is the leading words of a command. Dependency installs and anything that
-# talks to a network (`npm install`, `mix deps.get`, `git pull`) are not listed,
-# and neither is a server (`mix phx.server`): its log holds whatever requests reached
-# it. `[learning] trusted_commands` replaces this list.
-DEFAULT_TRUSTED_COMMANDS: tuple[str, ...] = (
-    "make", "pytest", "ruff", "mypy", "black", "tsc", "eslint", "prettier",
-    "python -m pytest", "python -m unittest", "python -m mypy", "python -m ruff", "python -m black",
-    "python -m compileall", "python -m py_compile",
-    "python3 -m pytest", "python3 -m unittest", "python3 -m mypy", "python3 -m ruff", "python3 -m black",
-    "python3 -m compileall", "python3 -m py_compile",
-    "mix test", "mix compile", "mix format", "mix credo", "mix dialyzer",
-    "cargo test", "cargo build", "cargo check", "cargo clippy", "cargo fmt",
-    "go test", "go build", "go vet", "go fmt",
-    "npm test", "npm run", "yarn test", "yarn run", "yarn lint", "pnpm test", "pnpm run", "pnpm lint",
-)  # fmt: skip
 
 
-@dataclass(frozen=True)
+@record
 class TrustedCommands:
     """The commands whose output counts as the repository's own (see DEFAULT_TRUSTED_COMMANDS)."""
 
@@ -186,7 +169,7 @@ _MAX_COMMAND_CHARS = 20_000
 DEFAULT_TRUSTED = TrustedCommands.of(DEFAULT_TRUSTED_COMMANDS)
 
 
-@dataclass(frozen=True)
+@record
 class ShellVerdict:
     """What reading a command found: whether it stays local, and where its shell may
     be afterwards (for a harness that keeps one shell across calls)."""

@@ -16,8 +16,6 @@ attempt stay unreferenced until `git gc`.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -41,6 +39,8 @@ _KEEP_FREED_MEMORY = ("glibc.malloc.trim_threshold=536870912:glibc.malloc.mmap_t
 
 
 def available() -> bool:
+    import shutil
+
     return shutil.which("git") is not None
 
 
@@ -62,6 +62,7 @@ def write_chain(git_dir: Path, parent: pygit2.Commit | None, batches: Sequence[t
         return []
     # Imported here: the store is read far more often than a chain is written (uuid alone
     # brings `platform`), and every read command imports this module with the store.
+    import subprocess
     import tempfile
     import uuid
 

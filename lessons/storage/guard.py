@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pygit2
 
+from lessons.frozen import record
 from lessons.errors import StoreDamaged, StoreMissing
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ _ZERO = "0" * 40
 
 # ── the layout ───────────────────────────────────────────────────────────────
 
-@dataclass(frozen=True)
+@record
 class _Shape:
     """What a directory of the store holds: `named` entries with shapes of their own
     (tolerating unknown names, which a newer failres may write), or, for every entry,
@@ -179,7 +179,7 @@ def _peel_hint(obj: pygit2.Object) -> str | None:
 
 # ── signs that a missing store existed ───────────────────────────────────────
 
-@dataclass(frozen=True)
+@record
 class Trace:
     """One sign that a store existed: where it was seen, and the commit it was at, if known."""
 

@@ -17,14 +17,12 @@ can forget it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from json.encoder import encode_basestring as _string  # the C encoder json.dumps uses with ensure_ascii=False
 
 import pygit2
@@ -44,6 +42,8 @@ def new_id() -> str:
 
 def derived_id(*parts: str) -> str:
     """A deterministic id: writing the same fact twice lands on the same path (idempotence)."""
+    import hashlib  # here, with `now_ts`'s datetime: a process that only reads records never needs them
+
     return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=8).hexdigest()
 
 
@@ -69,6 +69,8 @@ def content_id(kind: str, document: Mapping[str, object], taken: Callable[[str],
 
 def now_ts() -> str:
     """RFC 3339 UTC with microseconds; fixed width, so string order is time order."""
+    from datetime import UTC, datetime
+
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 

@@ -168,3 +168,20 @@ def test_what_failres_logs_while_a_command_runs_is_one_warning_line(demo: Path) 
     assert proc.stderr.splitlines() == [
         "warning: store index unavailable, reading the store instead: OverflowError: Python int too large to "
         "convert to SQLite INTEGER"]
+
+
+def test_a_warning_logged_by_a_module_imported_after_the_start_is_one_inert_line(tmp_path: Path) -> None:
+    # A read command starts without `logging`; whatever imports it later still logs in failres's style.
+    script = (
+        "import sys\n"
+        "sys.argv = ['git-failres', 'status', '--json']  # as a read command starts\n"
+        "from failres.cli.boundary import run_guarded\n"
+        "assert 'logging' not in sys.modules, 'logging imported at the start'\n"
+        "def body(_):\n"
+        "    import logging\n"
+        "    logging.getLogger('failres.late').warning('damaged %s', 'rec\\x1b[31mord')\n"
+        "    return 0\n"
+        "sys.exit(run_guarded(body, []))\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == ["warning: damaged rec\\x1b[31mord"]
