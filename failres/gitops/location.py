@@ -8,14 +8,17 @@ worktree (a task's own, for instance) or from any subdirectory.
 from __future__ import annotations
 
 import os
-import subprocess
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from lessons.frozen import record
 from failres.errors import GitError, NotARepository, UsageError
 
+if TYPE_CHECKING:
+    import subprocess
 
-@dataclass(frozen=True)
+
+@record
 class RepoPaths:
     """The main worktree's top and the git directory all worktrees share."""
 
@@ -28,6 +31,8 @@ def _git(start: Path, *args: str) -> subprocess.CompletedProcess[str]:
     # hooks, for instance) must not answer for a different repository.
     env = {key: value for key, value in os.environ.items()
            if key not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE")}
+    import subprocess  # the common layout is found without starting git (`_located_in_process`)
+
     try:
         # Through the reaper: with --jobs this runs beside seats, and a sweep must know it.
         from failres.processes.reaper import run_owned
@@ -45,6 +50,41 @@ def locate_repo(start: Path) -> RepoPaths:
     if not start.is_dir():
         msg = f"{start}: no such directory"
         raise UsageError(msg)
+    return _located_in_process(start) or _located_by_git(start)
+
+
+def _located_in_process(start: Path) -> RepoPaths | None:
+    """The common layout (a `.git` directory, linked worktrees in it) found without starting git.
+
+    Every command asks where it is first, and two git processes were a read command's
+    largest wait after Python's own start. git names the main worktree after the shared
+    git dir, less its `/.git`; so does this. Anything else (a submodule, a separate git
+    dir, `core.worktree`, a bare repository, one libgit2 will not open) is git's to answer.
+    """
+    if "GIT_DISCOVERY_ACROSS_FILESYSTEM" in os.environ:
+        return None
+    import pygit2
+
+    try:
+        ceiling = os.environ.get("GIT_CEILING_DIRECTORIES")
+        found = pygit2.discover_repository(str(start), False, *([ceiling] if ceiling is not None else []))
+        if not found:
+            return None
+        git_dir = Path(os.path.realpath(found))
+        common = git_dir
+        if (git_dir / "commondir").is_file():
+            common = Path(os.path.realpath(git_dir / (git_dir / "commondir").read_text().strip()))
+        if common.name != ".git":
+            return None
+        repo = pygit2.Repository(str(common))
+        if repo.is_bare or "core.worktree" in repo.config:
+            return None
+    except (pygit2.GitError, OSError, ValueError):
+        return None
+    return RepoPaths(top=common.parent, common_dir=common)
+
+
+def _located_by_git(start: Path) -> RepoPaths:
     common = _git(start, "rev-parse", "--path-format=absolute", "--git-common-dir")
     if common.returncode != 0:
         msg = f"{start} is not inside a git repository"

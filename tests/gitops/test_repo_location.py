@@ -88,3 +88,38 @@ def test_a_bare_repository_is_not_a_repository_for_failres(tmp_path, git_env):
 def test_a_start_that_is_not_a_directory_is_refused(tmp_path, git_env):
     with pytest.raises(UsageError):
         find_repo_top(tmp_path / "missing")
+
+
+def layouts(repo: Path, tmp_path: Path) -> dict[str, Path]:
+    """Places to start from: the common layouts, and ones only git itself answers."""
+    git(repo, "worktree", "add", "-q", str(tmp_path / "linked"), "-b", "side")
+    (tmp_path / "through-a-link").symlink_to(repo)
+    separate = tmp_path / "separate"
+    git(tmp_path, "init", "-q", "--separate-git-dir", str(tmp_path / "separate.git"), str(separate))
+    moved = tmp_path / "elsewhere"
+    git(tmp_path, "init", "-q", str(moved))
+    git(moved, "config", "core.worktree", str(tmp_path / "elsewhere-files"))
+    (tmp_path / "elsewhere-files").mkdir()
+    upstream = tmp_path / "upstream"
+    git(tmp_path, "init", "-q", str(upstream))
+    git(upstream, "commit", "-q", "--allow-empty", "-m", "first")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(upstream), "sub")
+    return {"top": repo, "subdirectory": repo / "src", "inside .git": repo / ".git" / "refs",
+            "linked worktree": tmp_path / "linked", "a symlink to the top": tmp_path / "through-a-link" / "src",
+            "separate git dir": separate, "core.worktree": moved, "submodule": repo / "sub"}
+
+
+@pytest.mark.parametrize("ceiling", ["set", "unset"])
+def test_the_answer_without_git_is_the_answer_git_gives(repo, tmp_path, monkeypatch, ceiling):
+    from failres.gitops.location import _located_by_git, _located_in_process
+
+    starts = layouts(repo, tmp_path)
+    if ceiling == "unset":
+        monkeypatch.delenv("GIT_CEILING_DIRECTORIES")
+    in_process = set()
+    for name, start in starts.items():
+        assert locate_repo(start) == _located_by_git(start), name
+        if _located_in_process(start) is not None:
+            in_process.add(name)
+    # The common layouts are answered without a git process; the rest by git.
+    assert in_process == {"top", "subdirectory", "inside .git", "linked worktree", "a symlink to the top"}
