@@ -13,7 +13,6 @@ import sys
 from collections.abc import Sequence
 
 from failres.cli.boundary import run_guarded
-from failres.clidoc.model import PROGRAM
 
 
 def __getattr__(name: str) -> object:
@@ -84,7 +83,7 @@ WRITES = frozenset({
 
 
 def _refuse_seats(args: list[str]) -> None:
-    from failres.clidoc.model import find_command
+    from failres.clidoc.model import PROGRAM, find_command
     from failres.cli.help_cmds import description
     from failres.errors import UsageError
     from failres.processes.ancestry import seat_supervisor
@@ -147,6 +146,7 @@ def _dispatch(args: list[str]) -> object:
         _refuse_seats(args)
         _page(args, pager_choice)
     from failres.cli.app import app
+    from failres.clidoc.model import PROGRAM
 
     from failres.containment import moves
 

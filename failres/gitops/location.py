@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lessons.frozen import record
+from lessons.storage.shared_dir import shared_git_dir
 from failres.errors import GitError, NotARepository, UsageError
 
 if TYPE_CHECKING:
@@ -70,10 +71,7 @@ def _located_in_process(start: Path) -> RepoPaths | None:
         found = pygit2.discover_repository(str(start), False, *([ceiling] if ceiling is not None else []))
         if not found:
             return None
-        git_dir = Path(os.path.realpath(found))
-        common = git_dir
-        if (git_dir / "commondir").is_file():
-            common = Path(os.path.realpath(git_dir / (git_dir / "commondir").read_text().strip()))
+        common = Path(os.path.realpath(shared_git_dir(os.path.realpath(found))))
         if common.name != ".git":
             return None
         repo = pygit2.Repository(str(common))

@@ -4,9 +4,9 @@
 batches through `git fast-import`), `records` is how a JSON document becomes a file and
 back, `guard` refuses a store that is not sound and never silently recreates a missing one,
 `index` with `index_db` is the disposable SQLite index, `treediff` the files that differ
-between two trees. Between replicas: `history` (undo, the union merge, built level by level
+between two trees, `shared_dir` the git dir every worktree of a repository shares. Between replicas: `history` (undo, the union merge, built level by level
 in `treemerge`, whose new trees `packs` writes as one pack), `settle` (a joined line made whole), `remote_copies` (which remotes hold the
 store, read without the network).
 """
 
-__all__ = ["bulk", "guard", "history", "index", "records", "remote_copies", "settle", "store", "treediff", "trees"]
+__all__ = ["bulk", "guard", "history", "index", "records", "remote_copies", "settle", "shared_dir", "store", "treediff", "trees"]

@@ -27,6 +27,7 @@ import pygit2
 
 from lessons.storage.bulk import commit_batch  # big batches: one pack through git fast-import
 from lessons.errors import InvalidInput, NotFound, StoreBusy
+from lessons.storage.shared_dir import shared_git_dir
 from lessons.storage.trees import Change, apply_change
 
 __all__ = ["Change", "Store", "entry_id", "store_signature"]
@@ -74,6 +75,7 @@ class Store:
         signature: pygit2.Signature | None = None,
     ) -> None:
         self.repo = repo if isinstance(repo, pygit2.Repository) else pygit2.Repository(str(repo))
+        self.common_dir = shared_git_dir(self.repo.path)  # where refs, objects, its lock and index live
         if not ref.startswith("refs/"):
             msg = f"store ref must start with refs/: {ref!r}"
             raise InvalidInput(msg)
@@ -81,20 +83,6 @@ class Store:
         self._signature = signature
 
     # ── reading ──────────────────────────────────────────────────────────
-
-    @property
-    def common_dir(self) -> Path:
-        """The git dir shared by every worktree (refs, objects, the store's lock and index live there)."""
-        found = self.__dict__.get("_common_dir")
-        if found is None:
-            # Opened at a linked worktree, pygit2 gives that worktree's own git dir; its
-            # `commondir` names the shared one, where another worktree's sync takes its turn.
-            found = Path(self.repo.path)
-            pointer = found / "commondir"
-            if pointer.is_file():
-                found = Path(os.path.normpath(found / pointer.read_text(encoding="utf-8").strip()))
-            self._common_dir = found
-        return found
 
     def tip(self) -> pygit2.Oid | None:
         """The store's tip commit; None when the ref does not exist.
