@@ -159,7 +159,8 @@ def scope_row(root: Path, sizes: Sizes) -> list[Row]:
     files = scope.DIRECTORIES * scope.FILES_PER_DIRECTORY
     return [Row(ROWS[3], f"{files:,} files, 6 changed, at a dispatch", f"{found.later_ms:.0f} ms",
                 f"git status --porcelain {found.later_status_ms:.0f} ms", ratio(found.later_ms, found.later_status_ms)),
-            Row(ROWS[4], f"the same, a task's first, {found.racy:,} files in the index's second",
+            Row(ROWS[4], f"the same, a task's first ({found.racy:,} files in the index's second;"
+                f" handover {found.handover_ms:.0f} ms)",
                 f"{found.first_ms:.0f} ms", f"git status --porcelain {found.first_status_ms:.0f} ms",
                 ratio(found.first_ms, found.first_status_ms))]
 

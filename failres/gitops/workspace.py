@@ -231,7 +231,8 @@ class Workspace:
     def handed_over(self) -> None:
         """A seat or gate is about to run here: the files can no longer be assumed untouched."""
         if self.pristine:  # the files are still what the private index says
-            self._index_mtime_ns = settled_index_time(self._index_mtime_ns)
+            self._index_mtime_ns = settled_index_time(self._index_mtime_ns, self._index_bytes,
+                                                      checkout=self._index_bytes is self._base_index_bytes)
         self.pristine = False
         self.pristine_includes = False
         self._no_nested = False

@@ -15,6 +15,7 @@ import pytest
 
 from failres.errors import GitError
 from failres.gitops.workspace import Workspace, claim_workspace_path, default_root, shown_name
+from failres.gitops.workspace_files import SETTLE_WAIT_ENTRIES, settled_index_time
 from test_gitops import git, write
 
 
@@ -122,6 +123,28 @@ def test_an_edit_that_sets_its_time_back_is_seen_before_and_after_the_clock_leav
         workspace.purify(workspace.tree)
         assert path.read_text() == "b = 1\n"
         assert workspace.check().paths == ()
+
+
+def index_of(entries: int) -> bytes:
+    return b"DIRC" + (2).to_bytes(4, "big") + entries.to_bytes(4, "big")  # what the header says is all that is read
+
+
+def test_a_big_checkout_handed_over_in_its_own_second_waits_for_the_next(monkeypatch: pytest.MonkeyPatch):
+    waits: list[float] = []
+    real_sleep = time.sleep
+    monkeypatch.setattr(time, "sleep", lambda seconds: (waits.append(seconds), real_sleep(seconds)))
+    written = time.time_ns()
+    settled = settled_index_time(written, index_of(SETTLE_WAIT_ENTRIES), checkout=True)
+    assert settled // 10**9 > written // 10**9  # a later second: git trusts every file's stat data now
+    assert time.time_ns() // 10**9 > written // 10**9
+    assert len(waits) <= 1 and all(0 < w <= 1.001 for w in waits)
+    # A small checkout, or an index a put back wrote, never waits: it keeps its time while its second lasts.
+    for index, checkout in ((index_of(SETTLE_WAIT_ENTRIES - 1), True), (index_of(SETTLE_WAIT_ENTRIES), False)):
+        waits.clear()
+        written = time.time_ns()
+        settled = settled_index_time(written, index, checkout=checkout)
+        assert waits == []
+        assert settled == written or settled // 10**9 > written // 10**9
 
 
 def test_names_that_are_not_utf8_are_reported_escaped(workspace: Workspace):
