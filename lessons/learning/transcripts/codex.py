@@ -27,8 +27,9 @@ from pathlib import Path
 
 from lessons.errors import InvalidInput
 from lessons.learning.locality import DEFAULT_TRUSTED, TrustedCommands
-from lessons.learning.messages import Block, Message, Problem, Role, Source, Transcript, compact_json, \
+from lessons.learning.messages import Block, Message, Role, Source, Transcript, compact_json, \
     is_control_input, read_json_lines, scrub
+from lessons.learning.transcripts.reading import FileReader
 from lessons.learning.provenance import ToolProvenance
 
 FORMAT = "codex"
@@ -80,20 +81,13 @@ def load_codex(path: Path | str, *, trusted: TrustedCommands = DEFAULT_TRUSTED) 
 
 
 @dataclass
-class _RolloutReader:
-    path: Path
-    provenance: ToolProvenance
-    messages: list[Message] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
+class _RolloutReader(FileReader):
     calls: dict[str, tuple[str, object, str]] = field(default_factory=dict)
     asked: set[str] = field(default_factory=set)
     session_id: str = ""
     headless: str = ""
     subagent: str = ""
     cwd: str = ""
-
-    def problem(self, line: int, reason: str) -> None:
-        self.problems.append(Problem(line, reason, len(self.messages)))
 
     def learn(self, record: dict) -> None:
         payload = record.get("payload")
@@ -211,6 +205,4 @@ class _RolloutReader:
     def finish(self) -> Transcript:
         reason = self.subagent or self.headless
         kind = "subagent" if self.subagent else "batch" if self.headless else "interactive"
-        return Transcript(session_id=f"codex/{self.session_id or self.path.stem}", messages=tuple(self.messages),
-                          source_path=str(self.path), format=FORMAT, kind=kind, derived_reason=reason,
-                          problems=tuple(self.problems))
+        return self.transcript(f"codex/{self.session_id or self.path.stem}", FORMAT, kind, reason)

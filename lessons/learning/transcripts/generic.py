@@ -39,6 +39,7 @@ from lessons.learning.messages import (
     scrub,
 )
 from lessons.learning.locality import DEFAULT_TRUSTED, TrustedCommands
+from lessons.learning.transcripts.reading import FileReader
 from lessons.learning.provenance import TRUSTED_SOURCES, ToolProvenance
 
 FORMAT = "generic"
@@ -132,13 +133,9 @@ def _whole_document(path: Path) -> object:
 
 
 @dataclass
-class _GenericReader:
+class _GenericReader(FileReader):
     """Accumulates one file's messages; internal to `load_generic`."""
 
-    path: Path
-    provenance: ToolProvenance
-    messages: list[Message] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
     calls: dict[str, Block] = field(default_factory=dict)
     arguments: dict[str, object] = field(default_factory=dict)
     session_id: str = ""
@@ -148,9 +145,6 @@ class _GenericReader:
     # so after a `cd` both the old and the new directory stay possible).
     cwds: frozenset[str] = frozenset(("",))
     records_seen: int = 0
-
-    def problem(self, line: int, reason: str) -> None:
-        self.problems.append(Problem(line, reason, len(self.messages)))
 
     def add(self, number: int, record: object) -> None:
         first = self.records_seen == 0
@@ -268,15 +262,7 @@ class _GenericReader:
         derived = (
             f"declared {self.kind} in the header" if self.kind in ("subagent", "batch") else ""
         )
-        return Transcript(
-            session_id=self.session_id or self.path.stem,
-            messages=tuple(self.messages),
-            source_path=str(self.path),
-            format=FORMAT,
-            kind=self.kind,
-            derived_reason=derived,
-            problems=tuple(self.problems),
-        )
+        return self.transcript(self.session_id or self.path.stem, FORMAT, self.kind, derived)
 
 
 def generic_lines(transcript: Transcript) -> list[str]:

@@ -48,6 +48,7 @@ from lessons.learning.messages import (
     read_json_lines,
     scrub,
 )
+from lessons.learning.transcripts.reading import FileReader
 from lessons.learning.provenance import ToolProvenance
 
 FORMAT = "claude-code"
@@ -92,13 +93,9 @@ class _Call:
 
 
 @dataclass
-class _SessionReader:
+class _SessionReader(FileReader):
     """Accumulates one file's messages; internal to `load_claude_code`."""
 
-    path: Path
-    provenance: ToolProvenance
-    messages: list[Message] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
     calls: dict[str, _Call] = field(default_factory=dict)
     # Words the person typed while the agent worked: waiting in the input queue,
     # then handed over (to be placed after the tool results they rode with).
@@ -116,9 +113,6 @@ class _SessionReader:
     # Queued words already handed over since the agent last spoke: the attachment that
     # later delivers the same words (`queued_command`) is the same words, not new ones.
     delivered: list[str] = field(default_factory=list)
-
-    def problem(self, line: int, reason: str) -> None:
-        self.problems.append(Problem(line, reason, len(self.messages)))
 
     def learn_calls(self, record: dict) -> None:
         message = record.get("message")
@@ -374,12 +368,4 @@ class _SessionReader:
         if self.agent_id and reason:
             session = f"{session}/agent-{self.agent_id}"
         kind = "subagent" if reason else "batch" if self.headless else "interactive"
-        return Transcript(
-            session_id=session,
-            messages=tuple(self.messages),
-            source_path=str(self.path),
-            format=FORMAT,
-            kind=kind,
-            derived_reason=reason or self.headless,
-            problems=tuple(self.problems),
-        )
+        return self.transcript(session, FORMAT, kind, reason or self.headless)
