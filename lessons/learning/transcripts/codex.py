@@ -28,7 +28,7 @@ from pathlib import Path
 from lessons.errors import InvalidInput
 from lessons.learning.locality import DEFAULT_TRUSTED, TrustedCommands
 from lessons.learning.messages import Block, Message, Role, Source, Transcript, compact_json, \
-    is_control_input, read_json_lines, scrub
+    is_control_input, scrub
 from lessons.learning.transcripts.reading import FileReader
 from lessons.learning.provenance import ToolProvenance
 
@@ -59,11 +59,7 @@ def load_codex(path: Path | str, *, trusted: TrustedCommands = DEFAULT_TRUSTED) 
     """Read one Codex rollout; bad lines become problems."""
     path = Path(path)
     reader = _RolloutReader(path, ToolProvenance(trusted))
-    try:
-        lines = list(read_json_lines(path))
-    except OSError as exc:
-        msg = f"cannot read transcript {path}: {exc.strerror or exc}"
-        raise InvalidInput(msg) from exc
+    lines = reader.json_lines()
     if not any(not line.error for line in lines):
         msg = f"{path} is not a transcript: no line of it is JSON"
         raise InvalidInput(msg)
@@ -71,12 +67,7 @@ def load_codex(path: Path | str, *, trusted: TrustedCommands = DEFAULT_TRUSTED) 
         if isinstance(line.value, dict):
             reader.learn(line.value)
     for line in lines:
-        if line.error:
-            reader.problem(line.number, line.error)
-        elif not isinstance(line.value, dict):
-            reader.problem(line.number, "not a JSON object")
-        else:
-            reader.add(line.number, line.value)
+        reader.take(line, reader.add)
     return reader.finish()
 
 

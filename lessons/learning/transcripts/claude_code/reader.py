@@ -40,12 +40,10 @@ from lessons.learning.locality import DEFAULT_TRUSTED, TrustedCommands
 from lessons.learning.messages import (
     Block,
     Message,
-    Problem,
     Role,
     Source,
     Transcript,
     compact_json,
-    read_json_lines,
     scrub,
 )
 from lessons.learning.transcripts.reading import FileReader
@@ -61,23 +59,14 @@ def load_claude_code(path: Path | str, *, trusted: TrustedCommands = DEFAULT_TRU
     """
     path = Path(path)
     reader = _SessionReader(path, ToolProvenance(trusted))
-    try:
-        lines = list(read_json_lines(path))
-    except OSError as exc:
-        msg = f"cannot read transcript {path}: {exc.strerror or exc}"
-        raise InvalidInput(msg) from exc
+    lines = reader.json_lines()
     any_json = any(not line.error for line in lines)
     # Every call first, so a result written before its call still finds it.
     for line in lines:
         if isinstance(line.value, dict):
             reader.learn_calls(line.value)
     for line in conversation_order(lines):
-        if line.error:
-            reader.problem(line.number, line.error)
-        elif not isinstance(line.value, dict):
-            reader.problem(line.number, "not a JSON object")
-        else:
-            reader.add_record(line.number, line.value)
+        reader.take(line, reader.add_record)
     if not any_json:
         msg = f"{path} is not a transcript: no line of it is JSON"
         raise InvalidInput(msg, hint="a Claude Code session file has one JSON object per line")

@@ -710,6 +710,16 @@ def test_load_transcript_tells_the_formats_apart(tmp_path: Path, session) -> Non
 # ── Hostile input ────────────────────────────────────────────────────────────
 
 
+def test_a_file_that_cannot_be_read_is_one_invalid_input_naming_it(tmp_path: Path) -> None:
+    from lessons.learning.transcripts.codex import load_codex
+
+    unreadable = tmp_path / "session.jsonl"
+    unreadable.mkdir()  # opened as a file, a directory fails as a vanished or forbidden file does
+    for load in (load_claude_code, load_codex):
+        with pytest.raises(InvalidInput, match=f"^cannot read transcript {unreadable}: "):
+            load(unreadable)
+
+
 def test_binary_bytes_are_refused_as_not_a_transcript(tmp_path: Path) -> None:
     path = tmp_path / "binary.jsonl"
     path.write_bytes(bytes(range(256)) * 64)
