@@ -23,18 +23,12 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 from lessons.frozen import record
+from failres.agents.recipes import API_HOSTS
 from failres.config.network_setting import LOCAL_NAMES, OFF, ON, OPEN, is_ip, split_entry
 
-# The API hosts of the agents failres has a recipe for, by the program's name.
-AGENT_HOSTS: Mapping[str, tuple[str, ...]] = {
-    "claude": ("api.anthropic.com",),
-    "codex": ("api.openai.com", "chatgpt.com", "auth.openai.com"),
-    "aider": ("api.openai.com", "api.anthropic.com", "openrouter.ai", "api.deepseek.com",
-              "generativelanguage.googleapis.com", "api.groq.com", "api.mistral.ai"),
-}
 # A URL naming the host's loopback with a port: a local model server the agent is set to use.
 _LOCAL_URL = re.compile(r"\bhttps?://(?:127\.0\.0\.1|localhost):(\d{1,5})\b")
 
@@ -76,7 +70,7 @@ def effective_policy(own: str | Sequence[str], sandbox: str | Sequence[str], *, 
 def recipe_hosts(program: str) -> tuple[str, ...]:
     """The API hosts of the agent `program` names (by its file name), () for one failres does not know."""
     name = program.rsplit("/", 1)[-1]
-    return next((hosts for agent, hosts in AGENT_HOSTS.items() if name == agent or name.startswith(agent + "-")), ())
+    return next((hosts for agent, hosts in API_HOSTS.items() if name == agent or name.startswith(agent + "-")), ())
 
 
 def local_ports_named(texts: Iterable[str]) -> tuple[int, ...]:
