@@ -223,3 +223,29 @@ def test_under_jobs_2_a_seat_holding_the_other_tasks_port_cannot_answer_its_gate
     result = cli(top, "run", str(plan_file), "--quiet", "--jobs", "2")
     assert (signal / "ready").read_text() == "2", result.out + result.err  # the squat stood, on both ports
     assert git(top, "rev-parse", "failres/rw/t2") == git(top, "rev-parse", "main")  # nothing committed
+
+
+def test_a_binding_without_a_list_is_open_and_that_is_said_once_per_run(top: Path, tmp_path: Path):
+    edit = "import os, sys\nsys.stdin.read()\nopen(os.environ['FAILRES_TASK'] + '.txt', 'w').write('x\\n')\n"
+    configure(top, gate=OK_GATE, implementer=seat(tmp_path, "edit", edit))
+    plan_file = tmp_path / "plan.toml"
+    plan_file.write_text('slug = "rw"\n' + "".join(
+        f'[[tasks]]\nid = "{task}"\ntitle = "t"\nprompt = "p"\nfiles = ["{task}.txt"]\n' for task in ("t1", "t2")))
+    done = run_failres(top, "run", str(plan_file), "--quiet")
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = [line for line in done.stderr.splitlines() if "may reach every host on the internet" in line]
+    assert said == ["warning: [bindings.impl] has no network list and failres knows no API hosts for its program: "
+                    "its seat world may reach every host on the internet; list them in [bindings.impl] network, "
+                    'e.g. ["api.example.com"]'], done.stderr
+
+
+def test_a_bad_network_value_is_one_line_and_exit_2(top: Path, tmp_path: Path, cli):
+    configure(top, gate=OK_GATE, implementer=["true"])
+    text = (top / ".failres.toml").read_text().replace("[seats]", 'network = ["http://api.example.com/"]\n[seats]', 1)
+    (top / ".failres.toml").write_text(text)
+    head = git(top, "rev-parse", "main")
+    result = cli(top, "run", str(plan(tmp_path / "plan.toml", ["src/a.py"])), "--quiet")
+    assert result.code == 2
+    assert result.err.splitlines()[0] == (f'error: {top / ".failres.toml"}: bindings.impl.network: '
+                                          '"http://api.example.com/" is not a host name, "host:port" or "127.0.0.1:PORT"')
+    assert git(top, "rev-parse", "main") == head and git(top, "branch", "--list", "failres/*") == ""
