@@ -30,6 +30,10 @@ from failres.sandbox.network import Policy, allowed, refused_address, split_entr
 log = logging.getLogger("failres.sandbox")
 
 PROXY_SOCKET = "proxy"
+FORWARDER = Path(__file__).with_name("forwarder.py")
+# The forwarder's copy beside the sockets: the world reads it there wherever failres is
+# installed (in a checkout of the person's repository it would be hidden, or be the seat's).
+FORWARDER_COPY = "forwarder.py"
 _HEAD_LIMIT = 64 * 1024
 _CHUNK = 65536
 _CONNECT_TIMEOUT = 30.0
@@ -49,6 +53,7 @@ class Bridge:
         self.directory = Path(tempfile.mkdtemp(prefix="failres-net-", dir="/tmp" if os.path.isdir("/tmp") else None))
         self._servers: list[socket.socket] = []
         self._closed = threading.Event()
+        shutil.copyfile(FORWARDER, self.directory / FORWARDER_COPY)
         self._serve(PROXY_SOCKET, self._proxy)
         for port in policy.local_ports:
             self._serve(local_socket(port), lambda conn, port=port: self._local(conn, port))

@@ -18,13 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from failres.config.model import Config
-from failres.sandbox.bridge import PROXY_SOCKET, Bridge, local_socket
+from failres.sandbox.bridge import FORWARDER_COPY, PROXY_SOCKET, Bridge, local_socket
 from failres.sandbox.layout import NET_INSIDE
 from failres.sandbox.network import OPEN, Policy, effective_policy, local_ports_named, proxy_environment
 
 log = logging.getLogger("failres.sandbox")
 
-FORWARDER = Path(__file__).with_name("forwarder.py")
 # The proxy's port inside: the world's loopback is its own, so only a listed local
 # server's port could take it (then the next one is used).
 PROXY_PORT = 3128
@@ -67,10 +66,10 @@ class TaskNetwork:
         bridge = self._bridge(policy)
         proxy_port = next(p for p in range(PROXY_PORT, PROXY_PORT + 1000) if p not in policy.local_ports)
         python = os.path.realpath(sys.executable)
-        launcher = (python, "-S", "-I", str(FORWARDER), NET_INSIDE, f"{proxy_port}={PROXY_SOCKET}",
+        launcher = (python, "-S", "-I", f"{NET_INSIDE}/{FORWARDER_COPY}", NET_INSIDE, f"{proxy_port}={PROXY_SOCKET}",
                     *(f"{port}={local_socket(port)}" for port in policy.local_ports), "--")
         return CommandNetwork(policy, launcher, tuple(proxy_environment(proxy_port).items()),
-                              (python, sys.base_prefix, str(FORWARDER)), str(bridge.directory))
+                              (python, sys.base_prefix), str(bridge.directory))
 
     def _bridge(self, policy: Policy) -> Bridge:
         with self._lock:
