@@ -50,12 +50,22 @@ class Pipe:
         self.source, self.sink, self.data, self.ended = source, sink, bytearray(), False
 
 
-def relay(selector, listeners):
-    """Accept on every listener and carry bytes both ways until the namespace ends."""
+def relay(selector, listeners, command_pid):
+    """Accept on every listener and carry bytes both ways until the namespace ends.
+
+    It also ends once the command is gone and reaped: a world's namespace kills it first,
+    but a forwarder run anywhere else must not outlive its command.
+    """
     for server, path in listeners:
         selector.register(server, selectors.EVENT_READ, ("accept", path))
     while True:
-        for key, _ in selector.select():
+        events = selector.select(timeout=1.0)
+        if not events:
+            try:
+                os.kill(command_pid, 0)
+            except ProcessLookupError:
+                os._exit(0)
+        for key, _ in events:
             kind, thing = key.data
             if kind == "accept":
                 accept(selector, key.fileobj, thing)
@@ -147,13 +157,14 @@ def main(argv):
     for spec in specs:
         port, _, name = spec.partition("=")
         listeners += [(server, os.path.join(directory, name)) for server in listen(int(port))]
+    command_pid = os.getpid()
     if os.fork() == 0:
         # The relay runs in a grandchild, so the command has no child it did not start.
         if os.fork() == 0:
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(null, fd)
-            relay(selectors.DefaultSelector(), listeners)
+            relay(selectors.DefaultSelector(), listeners, command_pid)
         os._exit(0)
     os.wait()
     try:
