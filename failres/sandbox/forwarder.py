@@ -17,137 +17,139 @@ and imports nothing of failres: the world may not see the rest of it.
 """
 
 import os
-import selectors
-import socket
+import select
 import sys
+
+# `_socket` and `select.epoll`, not `socket` and `selectors`: those two modules' imports
+# (enum classes built at import) cost more than the interpreter's whole start.
+import _socket
 
 CHUNK = 65536
 # Past this much unsent data one way, stop reading the other side until it drains.
 HIGH_WATER = 4 * CHUNK
+IN, OUT = select.EPOLLIN, select.EPOLLOUT
 
 
 def listen(port):
     """The listening sockets for one port: IPv4 always, IPv6 loopback where the world has it."""
     out = []
-    for family, address in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+    for family, address in ((_socket.AF_INET, "127.0.0.1"), (_socket.AF_INET6, "::1")):
         try:
-            server = socket.socket(family, socket.SOCK_STREAM)
-            server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            server = _socket.socket(family, _socket.SOCK_STREAM)
+            server.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
             server.bind((address, port))
             server.listen(128)
             server.setblocking(False)
             out.append(server)
         except OSError as error:
-            if family == socket.AF_INET:
+            if family == _socket.AF_INET:
                 sys.stderr.write(f"failres: cannot listen on 127.0.0.1:{port} in the world: {error}\n")
     return out
 
 
-class Pipe:
-    """One direction of a connection: what `source` sent that `sink` has not taken yet."""
+class Side:
+    """One socket of a connection, and what its peer sent that it has not taken yet."""
 
-    def __init__(self, source, sink):
-        self.source, self.sink, self.data, self.ended = source, sink, bytearray(), False
+    def __init__(self, sock):
+        self.sock, self.peer, self.pending, self.ended, self.watched = sock, None, bytearray(), False, 0
 
 
-def relay(selector, listeners, command_pid):
+def relay(poller, listeners, command_pid):
     """Accept on every listener and carry bytes both ways until the namespace ends.
 
     It also ends once the command is gone and reaped: a world's namespace kills it first,
     but a forwarder run anywhere else must not outlive its command.
     """
-    for server, path in listeners:
-        selector.register(server, selectors.EVENT_READ, ("accept", path))
+    servers = {server.fileno(): (server, path) for server, path in listeners}
+    sides = {}
+    for fd in servers:
+        poller.register(fd, IN)
     while True:
-        events = selector.select(timeout=1.0)
+        events = poller.poll(1.0)
         if not events:
             try:
                 os.kill(command_pid, 0)
             except ProcessLookupError:
                 os._exit(0)
-        for key, _ in events:
-            kind, thing = key.data
-            if kind == "accept":
-                accept(selector, key.fileobj, thing)
-            elif key.fileobj in thing:  # not closed by its peer's step in this same round
-                step(selector, key.fileobj, thing)
+        for fd, _ in events:
+            if fd in servers:
+                accept(poller, sides, *servers[fd])
+            elif fd in sides:  # not closed by its peer's step in this same round
+                step(poller, sides, sides[fd])
 
 
-def accept(selector, server, path):
+def accept(poller, sides, server, path):
     try:
-        client, _ = server.accept()
+        fd, _ = server._accept()
     except OSError:
         return
-    upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client = _socket.socket(fileno=fd)
+    upstream = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         upstream.connect(path)
     except OSError:
         client.close()
         upstream.close()
         return
-    client.setblocking(False)
-    upstream.setblocking(False)
-    state = {client: Pipe(client, upstream), upstream: Pipe(upstream, client)}  # keyed by source
-    for sock in (client, upstream):
-        selector.register(sock, selectors.EVENT_READ, ("conn", state))
+    one, two = Side(client), Side(upstream)
+    one.peer, two.peer = two, one
+    for side in (one, two):
+        side.sock.setblocking(False)
+        sides[side.sock.fileno()] = side
+        watch(poller, side)
 
 
-def step(selector, sock, state):
-    """Write what the peer sent `sock`, read what `sock` has for the peer, then watch again."""
-    out, into = state[sock], _other(state, sock)   # sock -> peer, peer -> sock
+def step(poller, sides, side):
+    """Write what the peer sent this side, read what it has for the peer, then watch both again."""
+    peer = side.peer
     try:
-        if into.data:
-            del into.data[:sock.send(into.data)]
-            if not into.data and into.ended:
-                sock.shutdown(socket.SHUT_WR)
-        if not out.ended and len(out.data) < HIGH_WATER:
+        if side.pending:
+            del side.pending[:side.sock.send(side.pending)]
+            if not side.pending and peer.ended:
+                side.sock.shutdown(_socket.SHUT_WR)
+        if not side.ended and len(peer.pending) < HIGH_WATER:
             try:
-                chunk = sock.recv(CHUNK)
+                chunk = side.sock.recv(CHUNK)
             except BlockingIOError:
                 chunk = None
             if chunk == b"":
-                out.ended = True
-                if not out.data:
-                    out.sink.shutdown(socket.SHUT_WR)
+                side.ended = True
+                if not peer.pending:
+                    peer.sock.shutdown(_socket.SHUT_WR)
             elif chunk:
-                out.data += chunk
+                peer.pending += chunk
     except OSError:
-        close(selector, state)
+        close(poller, sides, side)
         return
-    if all(p.ended and not p.data for p in state.values()):
-        close(selector, state)
+    if side.ended and peer.ended and not side.pending and not peer.pending:
+        close(poller, sides, side)
         return
-    for each in state:
-        watch(selector, each, state)
+    watch(poller, side)
+    watch(poller, peer)
 
 
-def _other(state, sock):
-    return next(pipe for source, pipe in state.items() if source is not sock)
-
-
-def watch(selector, sock, state):
-    """Wait on `sock` for what it can do next: read (room in its pipe), write (its peer's data)."""
-    pipe = state[sock]
-    events = 0 if pipe.ended or len(pipe.data) >= HIGH_WATER else selectors.EVENT_READ
-    if _other(state, sock).data:
-        events |= selectors.EVENT_WRITE
-    registered = sock in selector.get_map()
-    if events and registered:
-        selector.modify(sock, events, ("conn", state))
+def watch(poller, side):
+    """Wait on a side for what it can do next: read (room at its peer), write (what it was sent)."""
+    events = 0 if side.ended or len(side.peer.pending) >= HIGH_WATER else IN
+    if side.pending:
+        events |= OUT
+    fd = side.sock.fileno()
+    if events and side.watched:
+        poller.modify(fd, events)
     elif events:
-        selector.register(sock, events, ("conn", state))
-    elif registered:
-        selector.unregister(sock)
+        poller.register(fd, events)
+    elif side.watched:
+        poller.unregister(fd)
+    side.watched = events
 
 
-def close(selector, state):
-    for sock in state:
-        try:
-            selector.unregister(sock)
-        except (KeyError, ValueError):
-            pass
-        sock.close()
-    state.clear()
+def close(poller, sides, side):
+    for each in (side, side.peer):
+        fd = each.sock.fileno()
+        sides.pop(fd, None)
+        if each.watched:
+            poller.unregister(fd)
+        each.sock.close()
 
 
 def main(argv):
@@ -164,7 +166,7 @@ def main(argv):
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(null, fd)
-            relay(selectors.DefaultSelector(), listeners, command_pid)
+            relay(select.epoll(), listeners, command_pid)
         os._exit(0)
     os.wait()
     try:
