@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git, run_failres
-from sandbox_projects import configure, plan, seat
+from sandbox_projects import configure, one_file_repo, plan, seat
 from failres.engine import ports
 from failres.sandbox.probe import machine_sandbox
 
@@ -66,13 +66,7 @@ class Listener:
 
 @pytest.fixture
 def top(tmp_path: Path) -> Path:
-    top = tmp_path / "proj"
-    (top / "src").mkdir(parents=True)
-    git(top, "init", "-q", "-b", "main")
-    (top / "src" / "a.py").write_text("A = 1\n")
-    git(top, "add", ".")
-    git(top, "commit", "-q", "-m", "one file")
-    return top
+    return one_file_repo(tmp_path / "proj")
 
 
 @pytest.fixture
@@ -134,10 +128,8 @@ def test_a_listed_local_server_is_reached_at_the_same_address_inside(top: Path, 
     fetch = ("import sys, urllib.request\nsys.stdin.read()\n"
              f"body = urllib.request.urlopen('http://127.0.0.1:{loopback.port}/', timeout=10).read()\n"
              "open('src/a.py', 'w').write('A = ' + repr(body.decode()) + '\\n')\n")
-    configure(top, gate=OK_GATE, implementer=seat(tmp_path, "fetch", fetch))
-    text = (top / ".failres.toml").read_text().replace(
-        '[seats]', f'network = ["127.0.0.1:{loopback.port}"]\n[seats]', 1)
-    (top / ".failres.toml").write_text(text)
+    configure(top, gate=OK_GATE, implementer=seat(tmp_path, "fetch", fetch),
+              binding=f'network = ["127.0.0.1:{loopback.port}"]')
     result = cli(top, "run", str(plan(tmp_path / "plan.toml", ["src/a.py"])), "--quiet")
     assert result.code == 0, result.out + result.err
     assert git(top, "show", "failres/rw/t1:src/a.py") == "A = 'host\\n'\n"
@@ -154,10 +146,8 @@ def test_the_proxy_connects_a_listed_name_and_refuses_one_that_is_not(top: Path,
            "    answers.append(conn.recv(4096).split(b'\\r\\n')[0].decode())\n"
            "    conn.close()\n"
            "open('src/a.py', 'w').write(repr(answers) + '\\n')\n")
-    configure(top, gate=OK_GATE, implementer=seat(tmp_path, "ask", ask))
-    text = (top / ".failres.toml").read_text().replace(
-        '[seats]', f'network = ["localhost:{loopback.port}", "api.example.com"]\n[seats]', 1)
-    (top / ".failres.toml").write_text(text)
+    configure(top, gate=OK_GATE, implementer=seat(tmp_path, "ask", ask),
+              binding=f'network = ["localhost:{loopback.port}", "api.example.com"]')
     result = cli(top, "run", str(plan(tmp_path / "plan.toml", ["src/a.py"])), "--quiet")
     assert result.code == 0, result.out + result.err
     assert git(top, "show", "failres/rw/t1:src/a.py") == repr(
@@ -213,9 +203,8 @@ def test_under_jobs_2_a_seat_holding_the_other_tasks_port_cannot_answer_its_gate
     (tmp_path / "gate.py").write_text(TRUSTING_GATE)
     gate = "\n".join(["[gates.trusting]", f"command = {json.dumps([sys.executable, str(tmp_path / 'gate.py')])}",
                       'cwd = "worktree"', 'timeout = "60s"', "preflight = false", ""])
-    configure(top, gate=gate, implementer=[*seat(tmp_path, "hostile", HOSTILE), str(low), "2", str(signal)])
-    text = (top / ".failres.toml").read_text().replace("[seats]", f'write = ["{signal}"]\n[seats]', 1)
-    (top / ".failres.toml").write_text(text)
+    configure(top, gate=gate, implementer=[*seat(tmp_path, "hostile", HOSTILE), str(low), "2", str(signal)],
+              binding=f'write = ["{signal}"]')
     plan_file = tmp_path / "plan.toml"
     plan_file.write_text('slug = "rw"\n'
                          '[[tasks]]\nid = "t1"\ntitle = "squat"\nprompt = "p"\nfiles = ["src/a.py"]\n'
@@ -240,9 +229,9 @@ def test_a_binding_without_a_list_is_open_and_that_is_said_once_per_run(top: Pat
 
 
 def test_a_bad_network_value_is_one_line_and_exit_2(top: Path, tmp_path: Path, cli):
-    configure(top, gate=OK_GATE, implementer=["true"])
-    text = (top / ".failres.toml").read_text().replace("[seats]", 'network = ["http://api.example.com/"]\n[seats]', 1)
-    (top / ".failres.toml").write_text(text)
+    configure(top, gate=OK_GATE, implementer=["true"], binding='network = "off"')
+    config = top / ".failres.toml"
+    config.write_text(config.read_text().replace('network = "off"', 'network = ["http://api.example.com/"]'))
     head = git(top, "rev-parse", "main")
     result = cli(top, "run", str(plan(tmp_path / "plan.toml", ["src/a.py"])), "--quiet")
     assert result.code == 2

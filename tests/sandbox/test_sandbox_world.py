@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from sandbox_projects import configure, plan, seat
+from sandbox_projects import configure, one_file_repo, plan, seat
 from failres.sandbox.probe import machine_sandbox
 
 pytestmark = pytest.mark.skipif(not machine_sandbox().available, reason="no seat world on this machine")
@@ -23,13 +23,7 @@ IDLE = "import sys\nsys.stdin.read()\n"
 
 @pytest.fixture
 def top(tmp_path: Path) -> Path:
-    top = tmp_path / "proj"
-    (top / "src").mkdir(parents=True)
-    git(top, "init", "-q", "-b", "main")
-    (top / "src" / "a.py").write_text("A = 1\n")
-    git(top, "add", ".")
-    git(top, "commit", "-q", "-m", "one file")
-    return top
+    return one_file_repo(tmp_path / "proj")
 
 
 @pytest.fixture
