@@ -238,3 +238,23 @@ def test_a_bad_network_value_is_one_line_and_exit_2(top: Path, tmp_path: Path, c
     assert result.err.splitlines()[0] == (f'error: {top / ".failres.toml"}: bindings.impl.network: '
                                           '"http://api.example.com/" is not a host name, "host:port" or "127.0.0.1:PORT"')
     assert git(top, "rev-parse", "main") == head and git(top, "branch", "--list", "failres/*") == ""
+
+
+def test_a_gate_with_network_off_starts_no_forwarder_and_a_seat_does(top: Path, tmp_path: Path):
+    from failres.config.loading import load_config
+    from failres.sandbox.layout import NET_INSIDE
+    from failres.sandbox.world import SeatWorld
+
+    configure(top, gate=OK_GATE, implementer=["true"])
+    world = SeatWorld.for_task(load_config(top), top=top, workspace=top, git_dir=top / ".git",
+                               workspaces_root=tmp_path / "workspaces", dispatch_root=tmp_path / "t1.dispatch")
+    try:
+        gate = world.wrap(["true"], env={"PATH": os.environ["PATH"]}, role="gate")
+        seat_argv = world.wrap(["true"], env={"PATH": os.environ["PATH"]}, network=["api.example.com"])
+    finally:
+        world.close()
+    assert "--unshare-net" in gate and NET_INSIDE not in gate
+    assert gate[gate.index("--", gate.index("--chdir")) + 1:] == ["true"]
+    assert "--unshare-net" in seat_argv and NET_INSIDE in seat_argv
+    tail = seat_argv[seat_argv.index("--", seat_argv.index("--chdir")) + 1:]
+    assert tail[2:4] == ["-I", f"{NET_INSIDE}/forwarder.py"] and tail[-2:] == ["--", "true"]
