@@ -37,6 +37,11 @@ FORWARDER_COPY = "forwarder.py"
 _HEAD_LIMIT = 64 * 1024
 _CHUNK = 65536
 _CONNECT_TIMEOUT = 30.0
+# A seat may open connections without end or send a request head slowly: each costs a
+# thread of the failres process, so a bridge holds at most this many, and waits this
+# long for a head.
+_MAX_CONNECTIONS = 256
+_HEAD_TIMEOUT = 30.0
 
 
 def local_socket(port: int) -> str:
@@ -53,6 +58,7 @@ class Bridge:
         self.directory = Path(tempfile.mkdtemp(prefix="failres-net-", dir="/tmp" if os.path.isdir("/tmp") else None))
         self._servers: list[socket.socket] = []
         self._closed = threading.Event()
+        self._slots = threading.BoundedSemaphore(_MAX_CONNECTIONS)
         shutil.copyfile(FORWARDER, self.directory / FORWARDER_COPY)
         self._serve(PROXY_SOCKET, self._proxy)
         for port in policy.local_ports:
@@ -72,7 +78,18 @@ class Bridge:
                 conn, _ = server.accept()
             except OSError:
                 return
-            threading.Thread(target=_guarded, args=(handle, conn), name="failres-bridge-conn", daemon=True).start()
+            if not self._slots.acquire(blocking=False):
+                conn.close()
+                continue
+            threading.Thread(target=self._handle, args=(handle, conn), name="failres-bridge-conn", daemon=True).start()
+
+    def _handle(self, handle, conn: socket.socket) -> None:
+        try:
+            handle(conn)
+        except OSError:
+            conn.close()
+        finally:
+            self._slots.release()
 
     def _local(self, conn: socket.socket, port: int) -> None:
         try:
@@ -174,6 +191,7 @@ def parse_request(head: bytes) -> tuple[str, str, int, bytes] | None:
 
 def _read_head(conn: socket.socket) -> bytes | None:
     data = b""
+    conn.settimeout(_HEAD_TIMEOUT)
     while b"\r\n\r\n" not in data:
         if len(data) > _HEAD_LIMIT:
             return None
@@ -181,6 +199,7 @@ def _read_head(conn: socket.socket) -> bytes | None:
         if not chunk:
             return None
         data += chunk
+    conn.settimeout(None)
     return data
 
 
@@ -221,9 +240,3 @@ def _shutdown(sock: socket.socket, how: int) -> None:
     except OSError:
         pass
 
-
-def _guarded(handle, conn: socket.socket) -> None:
-    try:
-        handle(conn)
-    except OSError:
-        conn.close()
