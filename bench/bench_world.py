@@ -16,8 +16,9 @@ gates that take no time make it the world's whole cost, which a real agent's sec
 would hide.
 
 Beside it, one world's start alone: `bwrap` with the mounts of a real gate's world
-running `true`, against a bare world (`/usr` and a fresh `/dev` and `/proc`) and
-`true` alone.
+running `true` (network "off": no forwarder), the same for a seat whose network is
+"open" (the forwarder starts `true`, the bridge serves it), against a bare world (`/usr`
+and a fresh `/dev` and `/proc`) and `true` alone.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def measure(tasks: int, rounds: int = 1) -> tuple[float, float]:
 
 
 def bare_start(rounds: int = 30) -> dict[str, float]:
-    """The median start, in seconds, of `true` alone, in a bare world, in a gate's world."""
+    """The median start, in seconds, of `true` alone, in a bare world, in a gate's world, in a seat's."""
     from failres.sandbox.probe import machine_sandbox
 
     found = machine_sandbox()
@@ -81,7 +82,7 @@ def bare_start(rounds: int = 30) -> dict[str, float]:
     bare = [found.program, *flags, "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib",
             "/lib", "--symlink", "usr/lib64", "/lib64", "--dev", "/dev", "--proc", "/proc", "--", "/usr/bin/true"]
     with tempfile.TemporaryDirectory(prefix="failres-bench-world-", dir="/var/tmp") as tmp:
-        gate = _gate_world(Path(tmp), found.program)
+        gate, seat, world = _gate_world(Path(tmp), found.program)
 
         def median(argv: list[str]) -> float:
             times = []
@@ -91,11 +92,15 @@ def bare_start(rounds: int = 30) -> dict[str, float]:
                 times.append(time.perf_counter() - start)
             return statistics.median(times)
 
-        return {"true": median(["/usr/bin/true"]), "bare world": median(bare), "gate's world": median(gate)}
+        try:
+            return {"true": median(["/usr/bin/true"]), "bare world": median(bare), "gate's world": median(gate),
+                    "seat's world (forwarder, bridge)": median(seat)}
+        finally:
+            world.close()
 
 
-def _gate_world(tmp: Path, bwrap: str) -> list[str]:
-    """The command a gate of the bench's plan runs as, with `true` for the gate's own command."""
+def _gate_world(tmp: Path, bwrap: str):
+    """The commands a gate and a seat of the bench's plan run as, with `true` for their own, and the world."""
     from failres.config.loading import load_config
     from failres.sandbox.world import SeatWorld
 
@@ -107,7 +112,9 @@ def _gate_world(tmp: Path, bwrap: str) -> list[str]:
                                workspaces_root=tmp / "workspaces", dispatch_root=tmp / "t0.dispatch")
     if world is None:
         raise SystemExit("no seat world here")
-    return world.wrap(["/usr/bin/true"], env={"PATH": "/usr/bin:/bin"})
+    env = {"PATH": "/usr/bin:/bin"}
+    return (world.wrap(["/usr/bin/true"], env=env, role="gate"),
+            world.wrap(["/usr/bin/true"], env=env, network="open", who="[bindings.bench]"), world)
 
 
 def main() -> None:

@@ -102,13 +102,24 @@ def seat(agents: Path, name: str, script: str) -> list[str]:
     return [sys.executable, str(path)]
 
 
-def configure(top: Path, *, gate: str, implementer: list[str], extra: str = "") -> None:
+def configure(top: Path, *, gate: str, implementer: list[str], extra: str = "", binding: str = "") -> None:
+    """The configuration of one gate and one binding `impl` (`binding`: more of its keys)."""
     from failres.initialise import init_repository
 
     (top / ".failres.toml").write_text("\n".join([
-        gate, "[bindings.impl]", f"command = {json.dumps(implementer)}", 'timeout = "60s"',
+        gate, "[bindings.impl]", f"command = {json.dumps(implementer)}", 'timeout = "60s"', binding,
         "[seats]", 'implementer = "impl"', "[repair]", "max_attempts = 0", extra, ""]))
     init_repository(top, hooks=False)
+
+
+def one_file_repo(top: Path) -> Path:
+    """A repository with one commit of `src/a.py`."""
+    (top / "src").mkdir(parents=True)
+    git(top, "init", "-q", "-b", "main")
+    (top / "src" / "a.py").write_text("A = 1\n")
+    git(top, "add", ".")
+    git(top, "commit", "-q", "-m", "one file")
+    return top
 
 
 def plan(path: Path, files: list[str], tasks: tuple[str, ...] = ("t1",)) -> Path:

@@ -32,6 +32,16 @@ from pathlib import PurePath
 
 AGENTS: tuple[str, ...] = ("claude", "codex", "aider", "script")
 
+# The hosts each agent's API answers on: the seat world's allow-list for a binding of it
+# that lists none (`failres.sandbox.network`), and what its recipe writes. aider talks to
+# whichever model the person chose, so its list is the common providers'.
+API_HOSTS: dict[str, tuple[str, ...]] = {
+    "claude": ("api.anthropic.com",),
+    "codex": ("api.openai.com", "chatgpt.com", "auth.openai.com"),
+    "aider": ("api.openai.com", "api.anthropic.com", "openrouter.ai", "api.deepseek.com",
+              "generativelanguage.googleapis.com", "api.groq.com", "api.mistral.ai"),
+}
+
 DEFAULT_GATE: tuple[str, ...] = ("python3", "-m", "pytest", "-q")
 
 # Allowing a shell is allowing every command: for these the rule also names the script.
@@ -117,6 +127,14 @@ def _gate_lines(gate_command: Sequence[str], gate_env: Mapping[str, str] | None 
     return lines
 
 
+def _network_line(agent: str) -> list[str]:
+    return [
+        "# Inside the seat world only these hosts are reached (through failres's proxy); a local",
+        '# model server is listed as "127.0.0.1:PORT", or found in the agent\'s own settings.',
+        f"network = {_array(API_HOSTS[agent])}",
+    ]
+
+
 def _seat_lines(binding: str) -> list[str]:
     return [
         "[seats]",
@@ -147,6 +165,7 @@ def _claude_lines(gate_command: Sequence[str]) -> list[str]:
         "# the binary starts and has credentials, not that the API answers.",
         'health = ["claude", "auth", "status"]',
         'timeout = "30m"',
+        *_network_line("claude"),
     ]
     return lines
 
@@ -167,6 +186,7 @@ def _codex_lines() -> list[str]:
         '# in the environment, use ["codex", "--version"] (it proves only that the binary starts).',
         'health = ["codex", "login", "status"]',
         'timeout = "30m"',
+        *_network_line("codex"),
     ]
     return lines
 
@@ -196,6 +216,7 @@ def _aider_lines() -> list[str]:
         "# `aider --version` proves only that the binary starts: aider has no offline login check.",
         'health = ["aider", "--version"]',
         'timeout = "30m"',
+        *_network_line("aider"),
     ]
     return lines
 

@@ -15,6 +15,7 @@ from typing import ClassVar
 from lessons.frozen import record
 from failres.config.schema import Invalid, KeyPath, read_list, suggestion, wrong_type
 from failres.config.durations import parse_duration
+from failres.config.network_setting import network_value_problem
 from failres.config.placeholders import NOT_FOR_SEATS, placeholders_in
 
 
@@ -58,6 +59,25 @@ class Text:
         if problem:
             raise Invalid(path, problem)
         return raw
+
+
+@record
+class Network:
+    """A `network` value: "on", "off", "open" (or "" to follow), or a list of hosts (a tuple)."""
+
+    expected: ClassVar[str] = '"on", "off", "open" or an array of hosts'
+
+    def read(self, raw: object, path: KeyPath) -> str | tuple[str, ...]:
+        if isinstance(raw, list):
+            raw = list(TextList().read(raw, path))
+        elif not isinstance(raw, str):
+            raise wrong_type(path, self.expected, raw)
+        else:
+            _refuse_nul(raw, path)
+        problem = network_value_problem(raw)
+        if problem:
+            raise Invalid(path, problem)
+        return tuple(raw) if isinstance(raw, list) else raw
 
 
 @record

@@ -27,6 +27,7 @@ from failres.config.kinds import (
     Flag,
     Integer,
     IntegerList,
+    Network,
     RegexList,
     Text,
     TextList,
@@ -124,8 +125,6 @@ def _failure_class_problem(name: str) -> str | None:
 
 # ---- the sections ----
 
-NETWORK_CHOICES = ("", "on", "off")
-
 
 @record
 class IntegrationConfig:
@@ -191,8 +190,10 @@ class GateConfig:
                        check=placeholder_problem),
         factory=lambda: MappingProxyType({}),
     )
-    # "" follows [sandbox] network; "off" runs this gate (and its setup) with no network.
-    network: str = setting("", kind=Text(choices=NETWORK_CHOICES))
+    # Inside the seat world; "" (the default): the gate "off", its setup "open" (it installs
+    # dependencies), unless [sandbox] network says otherwise; set here, it is the gate's and
+    # its setup's: "off", "open", or the hosts (registries) they may reach.
+    network: str | tuple[str, ...] = setting("", kind=Network())
 
 
 @record
@@ -213,7 +214,9 @@ class BindingConfig:
     read: tuple[str, ...] = setting((), kind=TextList())
     # Host paths it may write, at their own place (a cache it keeps between dispatches).
     write: tuple[str, ...] = setting((), kind=TextList())
-    network: str = setting("", kind=Text(choices=NETWORK_CHOICES))
+    # "" (the default): the agent's API hosts where failres knows the agent, else "open",
+    # unless [sandbox] network says otherwise; "off", "open", or a list of hosts.
+    network: str | tuple[str, ...] = setting("", kind=Network())
 
 
 @record
@@ -223,7 +226,9 @@ class SandboxConfig:
     # "auto": wherever this machine gives one; "required": refuse to dispatch without
     # one; "off": run as plain processes, with the tamper check as the only wall.
     mode: str = setting("auto", kind=Text(choices=("auto", "required", "off")))
-    network: str = setting("on", kind=Text(choices=("on", "off")))
+    # "on": each command its own default (`failres.sandbox.network`); "off", "open" or a
+    # list of hosts: that, for every binding and gate that does not say its own.
+    network: str | tuple[str, ...] = setting("on", kind=Network())
     read: tuple[str, ...] = setting((), kind=TextList())
 
 

@@ -149,6 +149,8 @@ class TaskRun(RunSteps):
                 log.exception("failres: recording the interruption of %s/%s failed", self.slug, self.task.id)
             raise
         finally:
+            if self.world is not None:
+                self.world.close()
             self.release_environment()
             self.step(final)
 

@@ -119,6 +119,7 @@ def _run_resolver(top: Path, git_dir: Path, config: Config, binding_name: str, d
     reaper.become_subreaper()
     guard = Guard(top, git_dir, store_ref=store_ref, own=OwnMoves())
     before = guard.capture()
+    world = None
     try:
         values = seat_values({"worktree": str(workspace.path), "slug": slug, "task": task, "mode": "resolve",
                               "prompt_file": str(prompt_file), "attempt": "1", "dispatch_dir": str(dispatch_dir)})
@@ -130,13 +131,16 @@ def _run_resolver(top: Path, git_dir: Path, config: Config, binding_name: str, d
         command = render_command(binding.command, values)
         env = seat_env(values, binding.env)
         if world is not None:
-            command = world.wrap(command, env=env, network=binding.network, read=binding.read,
+            command = world.wrap(command, env=env, network=binding.network, who=f"[bindings.{binding.name}]",
+                                 read=binding.read,
                                  write=[str(dispatch_dir), *binding.write])
         result = run_process(command, cwd=workspace.path,
                              env=env, stdin_data=prompt.encode("utf-8"),
                              timeout=binding.timeout, head_bytes=config.output.head_bytes,
                              tail_bytes=config.output.tail_bytes)
     finally:
+        if world is not None:
+            world.close()
         tamper = guard.undo(before, slug=slug, task=task)
         workspace.remove()
         try:

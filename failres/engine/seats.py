@@ -107,7 +107,7 @@ def run_seat(*, config: Config, seat: str, binding_name: str, cwd: Path, prompt:
     command = argv
     if world is not None:
         reads = [*binding.read, *world.agent_reads(argv[0], (link.source for link in links))]
-        command = world.wrap(argv, env=env, network=binding.network, read=reads,
+        command = world.wrap(argv, env=env, network=binding.network, who=f"[bindings.{binding_name}]", read=reads,
                              write=[values.get("dispatch_dir") or "", *binding.write])
     try:
         result = run_process(

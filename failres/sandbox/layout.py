@@ -22,7 +22,10 @@ one, so the order is the design):
    repository's `.git/objects` *is* the workspace's, and an alternates file naming it
    would make git read its own objects as borrowed ("bad object HEAD");
 7. the dispatch directory (the agent's home for this dispatch, its prompt), read-write;
-8. secret files inside a bound directory, hidden behind an empty file.
+8. secret files inside a bound directory, hidden behind an empty file;
+9. the bridge's socket directory at `NET_INSIDE`, where the world's network goes
+   (`network.py`): the world always has a network namespace of its own, and where its
+   policy is not "off" the command starts under the forwarder (`launcher`).
 
 Nothing else of the host is there: not the person's checkout or git dir, not other
 workspaces (`--jobs N`), not `~/.cache/failres`, not other repositories.
@@ -36,6 +39,7 @@ from dataclasses import dataclass, field
 
 OBJECTS_INSIDE = "/run/failres/objects"
 ALTERNATES_INSIDE = ".git/objects/info/alternates"
+NET_INSIDE = "/run/failres/net"
 # Top-level directories of a Linux system a program may need, read-only. Not /home,
 # /root, /srv, /mnt, /media, /var (other people's and other projects' files, sockets).
 SYSTEM_DIRECTORIES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix",
@@ -67,8 +71,10 @@ class WorldPlan:
     objects: str = ""                 # the person's objects dir, "" for none
     alternates: str = ""              # a host file naming OBJECTS_INSIDE, laid over the workspace's
     masked: tuple[str, ...] = ()      # files hidden behind an empty file
-    network: bool = True
+    network: bool = False             # share the host's network: never in a failres world (`network.py`)
     setenv: tuple[tuple[str, str], ...] = field(default=())
+    bridge: str = ""                  # the host directory of the bridge's sockets, "" for none
+    launcher: tuple[str, ...] = ()    # the forwarder's words, run before `argv`
 
 
 def layout_argv(plan: WorldPlan, bwrap: str, argv: Sequence[str]) -> list[str]:
@@ -105,8 +111,14 @@ def layout_argv(plan: WorldPlan, bwrap: str, argv: Sequence[str]) -> list[str]:
         words += ["--ro-bind-try", "/dev/null", path]
     for name, value in plan.setenv:
         words += ["--setenv", name, value]
-    words += ["--chdir", plan.cwd, "--", *argv]
+    words += network_words(plan)
+    words += ["--chdir", plan.cwd, "--", *plan.launcher, *argv]
     return words
+
+
+def network_words(plan: WorldPlan) -> list[str]:
+    """The bridge's socket directory, read-only inside (a unix socket connects all the same)."""
+    return ["--ro-bind", plan.bridge, NET_INSIDE] if plan.bridge else []
 
 
 def ordered(paths: Sequence[str]) -> list[str]:

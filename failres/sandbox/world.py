@@ -27,6 +27,7 @@ from failres.errors import ConfigError
 from failres.sandbox.environment import environment_dirs
 from failres.sandbox.layout import OBJECTS_INSIDE, SYSTEM_DIRECTORIES, SystemEntry, WorldPlan, layout_argv, within
 from failres.sandbox.probe import Availability, machine_sandbox
+from failres.sandbox.world_network import TaskNetwork
 
 log = logging.getLogger("failres.sandbox")
 
@@ -89,6 +90,12 @@ class SeatWorld:
                    objects=git_dir / "objects", workspaces_root=workspaces_root, git_dir=git_dir, scratch=scratch,
                    home=home, environment=environment_dirs(config, top))
 
+    def close(self) -> None:
+        """Stop what the task's commands needed while they ran (the network bridges)."""
+        network = self._memo.pop("network", None)
+        if network is not None:
+            network.close()
+
     def inside_values(self, values: Mapping[str, str]) -> dict[str, str]:
         """Placeholder values as the world sees them: the workspace is at the repository top."""
         out = dict(values)
@@ -105,12 +112,13 @@ class SeatWorld:
                 out[name] = str(self.top)
         return out
 
-    def wrap(self, argv: Sequence[str], *, env: Mapping[str, str], network: str = "", read: Iterable[str] = (),
-             write: Iterable[str] = ()) -> list[str]:
+    def wrap(self, argv: Sequence[str], *, env: Mapping[str, str], network: str | Sequence[str] = "",
+             role: str = "seat", who: str = "", read: Iterable[str] = (), write: Iterable[str] = ()) -> list[str]:
         """`argv` as a command that runs it inside this world, started from the repository top.
 
         A program that cannot be started at all is left unwrapped, so the caller reports
-        it as missing in exec's words rather than as bubblewrap's failure.
+        it as missing in exec's words rather than as bubblewrap's failure. `network` is the
+        command's own setting, `role` seat|gate|setup and `who` its section (for warnings).
         """
         program = self._host_program(argv[0], env) if argv else None
         if program is None:
@@ -118,6 +126,10 @@ class SeatWorld:
         wanted = set(self.config.sandbox.read) | set(read)
         named = [program, *_absolute_paths(argv[1:])]
         readable = [*_run_needs(named), *(_expand(p, self.home) for p in wanted)]
+        net = self._memo.setdefault("network", TaskNetwork(self.config)).for_command(
+            argv, own=network, role=role, who=who or "the command", env=env,
+            read=[_expand(p, self.home) for p in read])
+        readable += net.readable
         person_files = [os.path.dirname(p) for p in named
                         if within(p, str(self.top)) and not os.path.exists(self.workspace / os.path.relpath(p, self.top))]
         plan = WorldPlan(
@@ -126,8 +138,8 @@ class SeatWorld:
             writable=tuple(self._writable(write)),
             environment=self.environment, person_files=tuple(d for d in person_files if d != str(self.top)),
             objects=str(self.objects), alternates=str(self.scratch / "alternates"),
-            masked=self._masked(), network=(network or self.config.sandbox.network) != "off",
-            setenv=_tmpdir_setting(env))
+            masked=self._masked(), setenv=(*_tmpdir_setting(env), *net.setenv), bridge=net.bridge,
+            launcher=net.launcher)
         return layout_argv(plan, self.bwrap, argv)
 
     def _shared_readable(self, path_value: str) -> tuple[str, ...]:

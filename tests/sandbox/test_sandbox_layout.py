@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from failres.sandbox.layout import OBJECTS_INSIDE, SystemEntry, WorldPlan, layout_argv, ordered
+from failres.sandbox.layout import NET_INSIDE, OBJECTS_INSIDE, SystemEntry, WorldPlan, layout_argv, ordered
 
 
 def plan(**overrides) -> WorldPlan:
@@ -44,11 +44,21 @@ def test_a_seat_is_in_its_own_pid_namespace_and_dies_with_its_parent():
     assert words[:4] == ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid"]
     assert words[-3:] == ["--", "agent", "--flag"]
     assert position(words, "--chdir", "/home/p/proj") < len(words) - 3
-    assert "--unshare-net" not in words
 
 
-def test_network_off_unshares_the_network():
-    assert "--unshare-net" in layout_argv(plan(network=False), "bwrap", ["agent"])
+def test_a_world_always_has_a_network_namespace_of_its_own():
+    assert "--unshare-net" in layout_argv(plan(), "bwrap", ["agent"])
+
+
+def test_the_bridge_is_bound_read_only_and_the_forwarder_starts_the_command():
+    words = layout_argv(plan(bridge="/tmp/failres-net-x", launcher=("py", "fw.py", "--")), "bwrap", ["agent"])
+    assert position(words, "--ro-bind", "/tmp/failres-net-x", NET_INSIDE) > position(words, "--tmpfs", "/run")
+    assert words[-5:] == ["--", "py", "fw.py", "--", "agent"]
+
+
+def test_a_world_without_a_bridge_has_no_forwarder():
+    words = layout_argv(plan(), "bwrap", ["agent"])
+    assert NET_INSIDE not in words and words[-2:] == ["--", "agent"]
 
 
 def test_a_path_below_another_readable_path_is_not_bound_again():

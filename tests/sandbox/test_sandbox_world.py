@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from sandbox_projects import configure, plan, seat
+from sandbox_projects import configure, one_file_repo, plan, seat
 from failres.sandbox.probe import machine_sandbox
 
 pytestmark = pytest.mark.skipif(not machine_sandbox().available, reason="no seat world on this machine")
@@ -23,13 +23,7 @@ IDLE = "import sys\nsys.stdin.read()\n"
 
 @pytest.fixture
 def top(tmp_path: Path) -> Path:
-    top = tmp_path / "proj"
-    (top / "src").mkdir(parents=True)
-    git(top, "init", "-q", "-b", "main")
-    (top / "src" / "a.py").write_text("A = 1\n")
-    git(top, "add", ".")
-    git(top, "commit", "-q", "-m", "one file")
-    return top
+    return one_file_repo(tmp_path / "proj")
 
 
 @pytest.fixture
@@ -60,27 +54,29 @@ def gate_connecting_to(port: int, network: str = "") -> str:
     command = [sys.executable, "-c", f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5)"]
     lines = ["[gates.net]", f"command = {json.dumps(command)}", 'cwd = "worktree"', 'timeout = "60s"']
     if network:
-        lines.append(f'network = "{network}"')
+        lines.append(f"network = {network}")
     return "\n".join(lines) + "\n"
 
 
-def test_the_network_is_on_by_default(top: Path, tmp_path: Path, cli, listener: int):
+def test_a_gate_reaches_nothing_by_default(top: Path, tmp_path: Path, cli, listener: int):
     configure(top, gate=gate_connecting_to(listener), implementer=seat(tmp_path, "idle", IDLE))
     result = cli(top, "run", str(plan(tmp_path / "plan.toml", ["src/a.py"])), "--quiet")
-    assert result.code == 0, result.out
-
-
-def test_a_gate_with_network_off_reaches_nothing(top: Path, tmp_path: Path, cli, listener: int):
-    configure(top, gate=gate_connecting_to(listener, "off"), implementer=seat(tmp_path, "idle", IDLE))
-    result = cli(top, "run", str(plan(tmp_path / "plan.toml", ["src/a.py"])), "--quiet")
     assert result.code == 1 and "quarantined" in result.out
+
+
+def test_a_gate_that_lists_a_local_server_reaches_it(top: Path, tmp_path: Path, cli, listener: int):
+    configure(top, gate=gate_connecting_to(listener, f'["127.0.0.1:{listener}"]'),
+              implementer=seat(tmp_path, "idle", IDLE))
+    result = cli(top, "run", str(plan(tmp_path / "plan.toml", ["src/a.py"])), "--quiet")
+    assert result.code == 0, result.out + result.err
 
 
 def test_sandbox_network_off_holds_for_every_seat(top: Path, tmp_path: Path, cli, listener: int):
     reach = ("import socket, sys\nsys.stdin.read()\n"
              f"socket.create_connection(('127.0.0.1', {listener}), timeout=5)\n")
     configure(top, gate="[gates.ok]\ncommand = [\"true\"]\ncwd = \"worktree\"\n",
-              implementer=seat(tmp_path, "reach", reach), extra='[sandbox]\nnetwork = "off"\n')
+              implementer=seat(tmp_path, "reach", reach),
+              extra=f'[sandbox]\nnetwork = "off"\n[bindings.impl.env]\nLOCAL = "http://127.0.0.1:{listener}"\n')
     result = cli(top, "run", str(plan(tmp_path / "plan.toml", ["src/a.py"])), "--quiet")
     assert result.code == 1 and "seat-crashed" in result.out
 
