@@ -227,11 +227,23 @@ def evidence_lines(store: Store, reflection_ids: Sequence[str]) -> list[dict]:
 
 
 def accept(store: Store, config: Config, prefix: str, only: Sequence[str] = (), *, policy: Policy | None = None,
-           clock: Callable[[], str] = now_ts) -> tuple[Proposal, str]:
-    """Accept a proposal, or with `only` just the changes to those rules."""
+           clock: Callable[[], str] = now_ts, top: Path | None = None):
+    """Accept a proposal, or with `only` just the changes to those rules; with `[learning]
+    export` set (and the repository's `top` given), write the rules into that file too.
+
+    The file is checked before the store is written: an export that would be refused
+    (two begin markers, a link out of the repository) refuses the acceptance with it,
+    rather than leaving a rule accepted and its file silently behind.
+    """
+    from failres.knowledge.rules_export import plan_export, write_export
+
+    exporting = top is not None and bool(config.learning.export)
+    if exporting:
+        plan_export(store, config, top)
     proposal, oid = accept_proposal(store, prefix, only=list(only) or None, budget=budget_for(config), clock=clock)
     reclaim_after_write(store, policy, ("proposals",))
-    return proposal, str(oid)
+    exported = write_export(plan_export(store, config, top)) if exporting else None
+    return proposal, str(oid), exported
 
 
 def reject(store: Store, prefix: str, reason: str, *, policy: Policy | None = None,
