@@ -90,6 +90,9 @@ def plan_session_hooks(top: Path, python: str | None = None) -> SettingsPlan:
     if not resolved.is_relative_to(top):
         msg = f"{shown} leads out of the repository (to {resolved}); not changed"
         raise UsageError(msg, hint="failres writes only this repository's own local settings")
+    if resolved.parent.exists() and not resolved.parent.is_dir():
+        msg = f"{SETTINGS_FILE.parent.as_posix()} is not a directory; not changed"
+        raise UsageError(msg)
     existing = None
     if path.exists() or path.is_symlink():
         if not resolved.is_file():

@@ -99,6 +99,15 @@ def test_unparsable_local_settings_refuse_the_whole_init_and_stay_as_they_were(p
     assert git(plain_repo, "for-each-ref", "refs/failres") == ""
 
 
+def test_local_settings_that_lead_out_of_the_repository_are_refused(plain_repo: Path, tmp_path: Path, cli) -> None:
+    elsewhere = tmp_path / "dotfiles-claude"
+    elsewhere.mkdir()
+    (plain_repo / ".claude").symlink_to(elsewhere)
+    out = init_hooks(cli, plain_repo)
+    assert out.code == 2 and "leads out of the repository" in out.err.splitlines()[0]
+    assert list(elsewhere.iterdir()) == [] and not (plain_repo / ".failres.toml").exists()
+
+
 @pytest.mark.parametrize("agent", ["codex", "aider", None])
 def test_session_hooks_for_an_agent_without_one_are_refused(plain_repo: Path, cli, agent: str | None) -> None:
     out = cli(plain_repo, "init", *(["--agent", agent] if agent else []), "--session-hooks", "--no-completion")
@@ -128,6 +137,21 @@ def test_a_note_whose_transcript_is_gone_is_dropped_with_a_warning(repo: Path, t
     out = cli(repo, "reflect", "--no-edits", "--json")
     assert out.code == 0 and json.loads(out.out) == []
     assert "the noted session's transcript is gone" in out.err and notes(repo) == []
+
+
+def test_a_note_naming_a_fifo_or_a_folder_is_dropped_and_reflect_does_not_block(repo: Path, tmp_path: Path,
+                                                                                 cli) -> None:
+    """A note is data like any other: one naming something that is not a transcript file
+    (a FIFO that would block a reader forever, a directory) is dropped, not opened."""
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    folder = tmp_path / "folder.jsonl"
+    folder.mkdir()
+    for path in (fifo, folder):
+        assert run_hook(repo, hook_input(path, repo, session=path.name)).returncode == 0
+    assert len(notes(repo)) == 2
+    out = cli(repo, "reflect", "--no-edits", "--json")
+    assert out.code == 0 and json.loads(out.out) == [] and notes(repo) == []
 
 
 @pytest.mark.parametrize("stdin", [b"", b"not json", b'{"transcript_path": "relative/x.jsonl"}', b"[1, 2]",
