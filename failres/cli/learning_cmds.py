@@ -277,7 +277,8 @@ def export_line(result) -> str:
     if not result.changed:
         return (f"{plan.shown}: no rules to export; nothing written" if plan.before is None else
                 f"{plan.shown}: already holds the {plan.rules} rule(s) in force; nothing written")
-    return f"{plan.shown}: wrote {plan.rules} rule(s) into failres's block; review with git diff {plan.shown}, then commit"
+    return (f"{plan.shown}: wrote {plan.rules} rule(s) into failres's block; "
+            f"review with git diff {plan.shown}, then commit")
 
 
 @rules_app.command("retire", epilog='git failres rules retire r-3f9a --reason "no longer true"')

@@ -17,9 +17,8 @@ from agent_runs import agent_binary, model_server  # noqa: F401 - model_server i
 from conftest import git
 from failres.agents.claude_settings import hook_command
 from model_server import say
+from steered_session import STEER, steered_session
 
-CWD = "/home/ana/project"
-STEER = "use the fixture, never the live database"
 PERSON_SETTINGS = {
     "permissions": {"allow": ["Bash(make:*)"]},
     "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo mine"}]}],
@@ -29,22 +28,6 @@ PERSON_SETTINGS = {
 
 def notes(repo: Path) -> list[Path]:
     return sorted((repo / ".git" / "failres" / "sessions").glob("*.json"))
-
-
-def steer_session(path: Path, session: str = "s-hook") -> Path:
-    """A Claude Code transcript in which a person steered: one reflection once mined."""
-    def record(kind: str, content: object) -> dict:
-        return {"type": kind, "isSidechain": False, "sessionId": session, "cwd": CWD,
-                "timestamp": "2026-02-11T20:00:00.000Z", "message": {"role": kind, "content": content}}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    records = [record("user", "clean up the docs"),
-               record("assistant", [{"type": "tool_use", "id": "t1", "name": "Read",
-                                     "input": {"file_path": f"{CWD}/README.md"}}]),
-               record("user", [{"type": "tool_result", "tool_use_id": "t1", "content": "# project",
-                                "is_error": False}, {"type": "text", "text": STEER}]),
-               record("assistant", [{"type": "text", "text": "Using the fixture."}])]
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    return path
 
 
 def hook_input(transcript: Path, cwd: Path, session: str = "s-hook") -> bytes:
@@ -117,7 +100,8 @@ def test_session_hooks_for_an_agent_without_one_are_refused(plain_repo: Path, cl
 
 
 def test_the_hook_notes_the_transcript_and_reflect_mines_it_once(repo: Path, tmp_path: Path, cli) -> None:
-    transcript = steer_session(tmp_path / "elsewhere" / "s-hook.jsonl")  # not where reflect looks by itself
+    # Not where reflect looks by itself: only the note leads there.
+    transcript = steered_session(tmp_path / "elsewhere" / "s-hook.jsonl", "s-hook")
     done = run_hook(repo, hook_input(transcript, repo))
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     (note,) = notes(repo)
@@ -131,7 +115,7 @@ def test_the_hook_notes_the_transcript_and_reflect_mines_it_once(repo: Path, tmp
 
 
 def test_a_note_whose_transcript_is_gone_is_dropped_with_a_warning(repo: Path, tmp_path: Path, cli) -> None:
-    transcript = steer_session(tmp_path / "gone" / "s.jsonl")
+    transcript = steered_session(tmp_path / "gone" / "s.jsonl")
     assert run_hook(repo, hook_input(transcript, repo)).returncode == 0
     transcript.unlink()
     out = cli(repo, "reflect", "--no-edits", "--json")
@@ -164,7 +148,7 @@ def test_the_hook_ignores_input_that_names_no_transcript(repo: Path, stdin: byte
 
 def test_the_hook_returns_when_stdin_never_ends(repo: Path, tmp_path: Path) -> None:
     """A writer that keeps stdin open: a whole object is noted at once, half of one is given up on."""
-    transcript = steer_session(tmp_path / "t" / "s.jsonl")
+    transcript = steered_session(tmp_path / "t" / "s.jsonl")
     env = {**os.environ, "CLAUDE_PROJECT_DIR": str(repo)}
     for stdin, noted in ((hook_input(transcript, repo), 1), (b'{"transcript_path": "/x', 1)):
         proc = subprocess.Popen([sys.executable, "-m", "failres.agents.session_hook"], cwd=repo, env=env,
@@ -193,7 +177,8 @@ def test_a_claude_code_session_that_ends_is_found_by_the_next_reflect(plain_repo
         "apiKeyHelper": "echo person-key",
         "env": {"ANTHROPIC_BASE_URL": server.base_url, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                 "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1"}}))
-    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config_dir), "PATH": f"{claude.parent}{os.pathsep}{os.environ['PATH']}"}
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config_dir),
+           "PATH": f"{claude.parent}{os.pathsep}{os.environ['PATH']}"}
     done = subprocess.run([str(claude), "-p", "say hello", "--output-format", "json"], cwd=plain_repo, env=env,
                           capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr

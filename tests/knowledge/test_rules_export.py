@@ -13,10 +13,9 @@ import pytest
 from conftest import git
 from lessons.rulebook.managed_block import BEGIN_MARKER, END_MARKER
 from lessons.storage.store import Change, Store
+from steered_session import STEER, steered_session
 
 BEGIN, END = BEGIN_MARKER.encode(), END_MARKER.encode()
-STEER = "use the fixture, never the live database"
-CWD = "/home/ana/project"
 
 
 def put_user_rules(repo: Path, *texts: str) -> None:
@@ -142,18 +141,7 @@ def test_two_begin_markers_are_refused_and_the_file_is_unchanged(repo: Path, cli
 
 def a_pending_proposal(repo: Path, tmp_path: Path, cli) -> str:
     """Reflect a session where a person steered, and learn: one pending proposal."""
-    def record(kind: str, content: object) -> dict:
-        return {"type": kind, "isSidechain": False, "sessionId": "s-1", "cwd": CWD,
-                "timestamp": "2026-02-11T20:00:00.000Z", "message": {"role": kind, "content": content}}
-    session = tmp_path / "t" / "s.jsonl"
-    session.parent.mkdir()
-    records = [record("user", "clean up the docs"),
-               record("assistant", [{"type": "tool_use", "id": "t1", "name": "Read",
-                                     "input": {"file_path": f"{CWD}/README.md"}}]),
-               record("user", [{"type": "tool_result", "tool_use_id": "t1", "content": "# project",
-                                "is_error": False}, {"type": "text", "text": STEER}]),
-               record("assistant", [{"type": "text", "text": "Using the fixture."}])]
-    session.write_text("".join(json.dumps(r) + "\n" for r in records))
+    session = steered_session(tmp_path / "t" / "s.jsonl")
     assert cli(repo, "reflect", str(session), "--no-edits").code == 0
     out = cli(repo, "learn", "--json")
     assert out.code == 0, out.err
