@@ -35,6 +35,8 @@ class InitResult:
     store_from: str | None = None  # the remote whose store was taken (see `failres.remote.store_origin`)
     integration_branch: str = "main"
     other_branches: tuple[str, ...] = ()  # main or master, when the branch chosen is neither
+    session_hooks: str | None = None  # the agent settings file holding the session hook (`--session-hooks`)
+    session_hooks_changed: bool = False
 
 
 def integration_note(result: InitResult) -> list[str]:
@@ -131,9 +133,36 @@ def current_branch(repo: pygit2.Repository) -> str:
     return "main"
 
 
+# What each agent's CLI offers for hearing a session end, when it is not Claude Code's hook.
+_NO_SESSION_HOOK = {
+    "codex": "Codex's notify program gets each turn, not its rollout file; reflect reads ~/.codex/sessions "
+             'when [learning] transcripts names it (transcripts = ["~/.codex/sessions"])',
+    "aider": "aider has no session hook; reflect reads its .aider.chat.history.md when [learning] transcripts "
+             'names it (transcripts = [".aider.chat.history.md"])',
+}
+
+
+def check_session_hooks(agent: str | None) -> None:
+    """UsageError unless `--session-hooks` goes with an agent whose session end failres can hear."""
+    if agent == "claude":
+        return
+    if agent in _NO_SESSION_HOOK:
+        msg = f"--session-hooks: {agent} has no session-end hook failres can install"
+        raise UsageError(msg, hint=_NO_SESSION_HOOK[agent])
+    msg = "--session-hooks needs --agent claude"
+    raise UsageError(msg, hint="Claude Code's SessionEnd hook is the one failres installs "
+                               "(in .claude/settings.local.json)")
+
+
 def init_repository(top: Path, *, force: bool = False, hooks: bool = True, agent: str | None = None,
-                    new_store: bool = False, full: bool = False) -> InitResult:
+                    new_store: bool = False, full: bool = False, session_hooks: bool = False) -> InitResult:
     check_agent(agent)
+    settings_plan = None
+    if session_hooks:
+        from failres.agents.claude_settings import plan_session_hooks
+
+        check_session_hooks(agent)
+        settings_plan = plan_session_hooks(top)  # a file it cannot merge into refuses the whole init
     if full and agent:
         # The documented example leaves every seat empty; a recipe fills them. One file cannot
         # be both, and silently dropping either would surprise.
@@ -176,8 +205,14 @@ def init_repository(top: Path, *, force: bool = False, hooks: bool = True, agent
             report = install_hooks(top)
         except UsageError as refused:
             problem = f"{refused}" + (f" ({refused.hint})" if refused.hint else "")
+    changed = False
+    if settings_plan is not None:
+        from failres.agents.claude_settings import write_session_hooks
+
+        changed = write_session_hooks(top, settings_plan)
     chosen = config.integration.branch
     others = tuple(name for name in ("main", "master")
                    if name != chosen and chosen not in ("main", "master") and f"refs/heads/{name}" in repo.references)
     return InitResult(path, not keep, config.store.ref, str(tip), report, problem,
-                      taking.remote if taking is not None else None, chosen, others)
+                      taking.remote if taking is not None else None, chosen, others,
+                      settings_plan.shown if settings_plan is not None else None, changed)

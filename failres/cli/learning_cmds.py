@@ -168,15 +168,19 @@ def proposals_accept(
     from failres.knowledge.learning import accept
 
     ctx = open_context()
-    proposal, commit = accept(ctx.store, ctx.config, proposal_id, only or (), policy=current_policy(ctx))
+    proposal, commit, exported = accept(ctx.store, ctx.config, proposal_id, only or (), policy=current_policy(ctx),
+                                        top=ctx.top)
     if json_out:
         emit_json({"id": proposal.id, "domain": proposal.domain, "status": proposal.status, "commit": commit,
                    "accepted_rules": list(proposal.accepted_rules) if proposal.accepted_rules is not None else None,
-                   "declined_rules": list(proposal.declined_rules)})
+                   "declined_rules": list(proposal.declined_rules),
+                   "export": exported.document() if exported is not None else None})
         return
     took = f" (only {', '.join(proposal.accepted_rules)})" if proposal.accepted_rules is not None else ""
     console().print(f"accepted {proposal.id}{took}: rules/{proposal.domain}.learned.toml updated in {commit[:12]}\n"
                     f"undo: git failres undo {commit[:12]}", markup=False)
+    if exported is not None:
+        console().print(export_line(exported), markup=False)
 
 
 @proposals_app.command("reject", epilog='git failres proposals reject 7c1e0a --reason "too broad"')
@@ -243,6 +247,38 @@ def rules(
                Column("seen", right=True), Column("committed", right=True), Column("quarantined", right=True),
                Column("text", wraps=True))
     print_table(columns, rows, title="learned rules")
+
+
+@rules_app.command("export", epilog="git failres rules export --to CLAUDE.md")
+def rules_export(
+    to: Path = typer.Option(None, "--to", metavar="FILE",
+                            help="Write into this file of the repository (default: [learning] export, else the "
+                                 "file the implementer's agent reads: CLAUDE.md, AGENTS.md or CONVENTIONS.md; "
+                                 "else AGENTS.md)."),
+    json_out: bool = typer.Option(False, "--json", help="Print what was written, as JSON."),
+) -> None:
+    """Write the rules in force into the managed block of your agent's instructions file.
+
+    Only the lines between failres's markers change: review them with git diff and commit them.
+    """
+    from failres.knowledge.rules_export import export_rules
+
+    ctx = open_context()
+    result = export_rules(ctx.store, ctx.config, ctx.top, to)
+    if json_out:
+        emit_json(result.document())
+        return
+    console().print(export_line(result), markup=False)
+
+
+def export_line(result) -> str:
+    """What an export did, in one line a person acts on."""
+    plan = result.plan
+    if not result.changed:
+        return (f"{plan.shown}: no rules to export; nothing written" if plan.before is None else
+                f"{plan.shown}: already holds the {plan.rules} rule(s) in force; nothing written")
+    return (f"{plan.shown}: wrote {plan.rules} rule(s) into failres's block; "
+            f"review with git diff {plan.shown}, then commit")
 
 
 @rules_app.command("retire", epilog='git failres rules retire r-3f9a --reason "no longer true"')

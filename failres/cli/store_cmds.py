@@ -21,6 +21,9 @@ def init(
                                         "or a remote holds one."),
     no_completion: bool = typer.Option(False, "--no-completion",
                                        help="On a terminal, do not set up <TAB> for your shell (bash, fish)."),
+    session_hooks: bool = typer.Option(False, "--session-hooks",
+                                       help="With --agent claude: add a SessionEnd hook to .claude/settings.local.json "
+                                            "that notes each session's transcript for git failres reflect."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Write .failres.toml, create the store ref (or take a remote's), install the hooks.
@@ -28,12 +31,14 @@ def init(
     Run on a terminal, it also makes <TAB> work for git failres in your shell (bash or fish)
     when no completion it reads is there yet: a venv or pipx install puts its copy where
     bash-completion before 2.12 does not look."""
-    from failres.initialise import check_agent, init_repository, integration_note, next_steps
+    from failres.initialise import check_agent, check_session_hooks, init_repository, integration_note, next_steps
 
     check_agent(agent)  # before anything is opened or written
+    if session_hooks:
+        check_session_hooks(agent)
     ctx = open_context()
     result = init_repository(ctx.top, force=force, hooks=not no_hooks, agent=agent, new_store=new_store,
-                             full=full)
+                             full=full, session_hooks=session_hooks)
     steps = next_steps(result.config_path.name, agent if result.wrote_config else None)
     readiness = _agent_readiness(agent, ctx.top)
     document = {
@@ -50,6 +55,8 @@ def init(
         "nextSteps": list(steps),
         "agent": None if readiness is None else readiness.document(),
         "integrationBranch": result.integration_branch,
+        "sessionHooks": None if result.session_hooks is None else {
+            "file": result.session_hooks, "changed": result.session_hooks_changed},
     }
     if json_out:
         emit_json(document)
@@ -75,6 +82,10 @@ def init(
     elif result.hooks_problem:
         out.print(f"hooks not installed: {result.hooks_problem}", markup=False)
     out.print(f"read it with: git log -p {result.store_ref}", markup=False)
+    if result.session_hooks is not None:
+        done = "added to" if result.session_hooks_changed else "already in"
+        out.print(f"session hook {done} {result.session_hooks}: each Claude Code session you end here is "
+                  "mined by the next git failres reflect", markup=False)
     if not no_completion:
         _complete_for_newcomer()
     out.print("\nnext:", markup=False)

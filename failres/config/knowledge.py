@@ -19,6 +19,9 @@ from lessons.bounds.policy import check_value as check_policy_value
 from lessons.bounds.policy import default_of as policy_default
 
 _ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+# The files people's own agents read their instructions from: Codex (and many others)
+# AGENTS.md, Claude Code CLAUDE.md, aider a CONVENTIONS.md it is told to read.
+EXPORT_FILES = ("", "AGENTS.md", "CLAUDE.md", "CONVENTIONS.md")
 
 # ---- the knowledge policy ----
 # The keys, their ranges and the effective-policy logic live in `lessons.bounds.policy` (the
@@ -132,6 +135,9 @@ class LearningConfig:
     domains: tuple[str, ...] = setting((), kind=TextList(check=_rules_domain_problem))
     max_rules: int = setting(15, kind=Integer(minimum=1, maximum=100))
     max_chars: int = setting(1600, kind=Integer(minimum=100, maximum=100_000))
+    # The file of the person's own agent that `proposals accept` also writes the rules into
+    # (failres.knowledge.rules_export); "" leaves it to `git failres rules export`.
+    export: str = setting("", kind=Text(choices=EXPORT_FILES))
 
     def __post_init__(self) -> None:
         # A provider without what it needs would fail at the first model call, far from

@@ -18,6 +18,7 @@ from failres.config.model import Config
 from failres.errors import UsageError
 from failres.landing.person_edits import edit_sources
 from failres.knowledge.outcome_evidence import resolved_outcomes
+from failres.knowledge.session_notes import forget, new_paths, queued_sessions
 from lessons.learning.belonging import session_repository
 from lessons.learning.interventions import MinedSession, mine
 from lessons.learning.locality import TrustedCommands
@@ -121,8 +122,10 @@ def reclaim_after_write(store: Store, policy: Policy | None, names: Sequence[str
 def reflect(store: Store, repo, config: Config, top: Path, paths: Sequence[Path], *, edits: bool = True,
             environ: Mapping[str, str] = os.environ, policy: Policy | None = None,
             clock: Callable[[], str] = now_ts) -> ReflectReport:
-    """Mine transcripts (and landed edits) not mined before and record their reflections."""
+    """Mine transcripts (and landed edits) not mined before and record their reflections;
+    given no paths, also those the session hook noted (`failres.knowledge.session_notes`)."""
     notes: list[str] = []
+    noted = []
     if paths:
         missing = [str(p) for p in paths if not Path(p).exists()]
         if missing:
@@ -135,7 +138,10 @@ def reflect(store: Store, repo, config: Config, top: Path, paths: Sequence[Path]
         chosen = [Path(p) for p in paths]
     else:
         chosen, note = default_transcript_paths(config, top, environ, Path(repo.path))
-        if note:
+        noted, problems = queued_sessions(Path(repo.path))
+        notes.extend(problems)
+        chosen.extend(new_paths(noted, chosen))
+        if note and not chosen:
             notes.append(note)
     trusted = TrustedCommands.of(config.learning.trusted_commands)
     sessions = mine(chosen, trusted=trusted) if chosen else []
@@ -146,6 +152,7 @@ def reflect(store: Store, repo, config: Config, top: Path, paths: Sequence[Path]
         sources.extend(found)
         notes.extend(edit_notes)
     outcome = reflect_sources(store, sources, provider_for(config, top), clock=clock)
+    forget(noted)  # mined (or judged not this repository's): the next reflect need not read them
     reclaim_after_write(store, policy, ("reflections",))
     return ReflectReport(outcome, [str(p) for p in chosen], notes)
 
@@ -227,11 +234,23 @@ def evidence_lines(store: Store, reflection_ids: Sequence[str]) -> list[dict]:
 
 
 def accept(store: Store, config: Config, prefix: str, only: Sequence[str] = (), *, policy: Policy | None = None,
-           clock: Callable[[], str] = now_ts) -> tuple[Proposal, str]:
-    """Accept a proposal, or with `only` just the changes to those rules."""
+           clock: Callable[[], str] = now_ts, top: Path | None = None):
+    """Accept a proposal, or with `only` just the changes to those rules; with `[learning]
+    export` set (and the repository's `top` given), write the rules into that file too.
+
+    The file is checked before the store is written: an export that would be refused
+    (two begin markers, a link out of the repository) refuses the acceptance with it,
+    rather than leaving a rule accepted and its file silently behind.
+    """
+    from failres.knowledge.rules_export import plan_export, write_export
+
+    exporting = top is not None and bool(config.learning.export)
+    if exporting:
+        plan_export(store, config, top)
     proposal, oid = accept_proposal(store, prefix, only=list(only) or None, budget=budget_for(config), clock=clock)
     reclaim_after_write(store, policy, ("proposals",))
-    return proposal, str(oid)
+    exported = write_export(plan_export(store, config, top)) if exporting else None
+    return proposal, str(oid), exported
 
 
 def reject(store: Store, prefix: str, reason: str, *, policy: Policy | None = None,

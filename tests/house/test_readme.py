@@ -38,6 +38,9 @@ NOT_RUN = {
     ("init", "--agent", "claude"): "the demo's repository is initialised already (tests/cli/test_first_run.py and "
                                    "the agent recipes' tests run init)",
     ("demo",): "tests/demo/test_demo.py runs the demo",
+    ("init", "--agent", "claude", "--session-hooks"): "the demo's repository is initialised already "
+                                                      "(tests/agents/test_session_hooks.py runs it, and a real "
+                                                      "Claude Code session that ends)",
     ("run", "plan.toml", "--remote", "origin", "--jobs", "2"): "tests/remote/test_remote_run.py runs three runners of a "
                                                                "plan on one bare remote",
 }
