@@ -193,12 +193,19 @@ class RunContext:
             self.port = None
 
     def finish_workspace(self, *, keep: bool) -> None:
-        if self.workspace is not None and not keep and not self.config.worktrees.keep:
-            self.workspace.remove()
-            if self.dispatch_root is not None:
-                from failres.gitops.workspace import remove_tree
+        if self.workspace is None:
+            return
+        if keep or self.config.worktrees.keep:
+            try:
+                self.workspace.leave_for_person()
+            except (OSError, GitError) as error:  # the task's outcome stands; the workspace is only a view
+                log.warning("the workspace %s left for you could not be made inert: %s", self.workspace.path, error)
+            return
+        self.workspace.remove()
+        if self.dispatch_root is not None:
+            from failres.gitops.workspace import remove_tree
 
-                remove_tree(self.dispatch_root)
+            remove_tree(self.dispatch_root)
 
 
 def _in_tree(tree, path: str) -> bool:
