@@ -202,23 +202,6 @@ class Workspace:
             else:
                 target.unlink(missing_ok=True)
 
-    def leave_for_person(self) -> None:
-        """The workspace as it stays for a person to look at: a `.git` of failres's own making only.
-
-        A seat or a gate may have written into `.git` what the person's own git would run
-        there: a quarantined workspace kept a gate-written `core.fsmonitor`, and the
-        person's `git status` in it ran the seat's code. So the config is rewritten from
-        failres's own content (no filter of a deny list: `include`, `core.hooksPath`,
-        `core.sshCommand` ... are all gone with it) and nothing else the seat left in
-        `.git` (hooks, `commondir`, `info/attributes`) stays. What the seat changed stays
-        as working-tree changes on the task branch at its start. A replaced workspace is
-        not followed: its link is removed.
-        """
-        if self.replaced() is not None:
-            self.remove()
-            return
-        self.reset_seat_git()
-
     # ── the seat's own git dir ───────────────────────────────────────────
 
     def reset_seat_git(self) -> None:
