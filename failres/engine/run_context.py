@@ -193,12 +193,37 @@ class RunContext:
             self.port = None
 
     def finish_workspace(self, *, keep: bool) -> None:
-        if self.workspace is not None and not keep and not self.config.worktrees.keep:
-            self.workspace.remove()
-            if self.dispatch_root is not None:
-                from failres.gitops.workspace import remove_tree
+        if self.workspace is None:
+            return
+        if keep or self.config.worktrees.keep:
+            try:
+                leave_for_person(self.workspace)
+            except (OSError, GitError) as error:  # the task's outcome stands; the workspace is only a view
+                log.warning("the workspace %s left for you could not be made inert: %s", self.workspace.path, error)
+            return
+        self.workspace.remove()
+        if self.dispatch_root is not None:
+            from failres.gitops.workspace import remove_tree
 
-                remove_tree(self.dispatch_root)
+            remove_tree(self.dispatch_root)
+
+
+def leave_for_person(workspace: Workspace) -> None:
+    """The workspace as it stays for a person to look at: a `.git` of failres's own making only.
+
+    A seat or a gate may have written into `.git` what the person's own git would run
+    there: a quarantined workspace kept a gate-written `core.fsmonitor`, and the person's
+    `git status` in it ran the seat's code. So the whole `.git` is rebuilt as at every
+    dispatch (`reset_seat_git`): the config from failres's own content rather than the
+    seat's filtered by a deny list (`include`, `core.hooksPath`, `core.sshCommand`, filters,
+    aliases all go with it), no hooks, no `commondir` or `info/attributes`. What the seat
+    changed stays, as working-tree changes on the task branch at its start. A replaced
+    workspace is not followed: a link in its place is removed.
+    """
+    if workspace.replaced() is not None:
+        workspace.remove()
+        return
+    workspace.reset_seat_git()
 
 
 def _in_tree(tree, path: str) -> bool:

@@ -29,6 +29,13 @@ one, so the order is the design):
 
 Nothing else of the host is there: not the person's checkout or git dir, not other
 workspaces (`--jobs N`), not `~/.cache/failres`, not other repositories.
+
+And whoever runs failres, root included, the seat holds no privilege there: a user
+namespace of its own with every capability dropped and `no_new_privs` set (bubblewrap
+sets it), and its own IPC, UTS and cgroup namespaces (`isolation_words`). As root
+without a user namespace bubblewrap keeps every capability inside: a seat remounted the
+objects bind read-write, opened the host's root by handle and read `~/.ssh`; without its
+own IPC namespace a seat read the host's owner-only System V shared memory.
 """
 
 from __future__ import annotations
@@ -45,6 +52,12 @@ NET_INSIDE = "/run/failres/net"
 SYSTEM_DIRECTORIES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix",
                       "/snap")
 PRIVATE_SCRATCH = ("/tmp", "/var/tmp", "/run")
+# Who a seat of root is inside: `nobody`. Since Linux 5.12 mapping uid 0 into a user
+# namespace takes CAP_SETFCAP (file capabilities written there would hold on the host),
+# so a seat that is uid 0 without capabilities cannot make a user namespace of its own:
+# Codex's nested bubblewrap failed "setting up uid map: Operation not permitted". As
+# `nobody` it can, and its files are still root's on the host (the map is 65534 -> 0).
+NOBODY = 65534
 
 
 @dataclass(frozen=True)
@@ -75,11 +88,13 @@ class WorldPlan:
     setenv: tuple[tuple[str, str], ...] = field(default=())
     bridge: str = ""                  # the host directory of the bridge's sockets, "" for none
     launcher: tuple[str, ...] = ()    # the forwarder's words, run before `argv`
+    uid: int = NOBODY                 # the caller's ids on the host (os.getuid(), os.getgid())
+    gid: int = NOBODY
 
 
 def layout_argv(plan: WorldPlan, bwrap: str, argv: Sequence[str]) -> list[str]:
     """The bubblewrap command that runs `argv` inside the world `plan` describes."""
-    words = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid"]
+    words = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", *isolation_words(plan.uid, plan.gid)]
     if not plan.network:
         words.append("--unshare-net")
     for entry in plan.system:
@@ -119,6 +134,20 @@ def layout_argv(plan: WorldPlan, bwrap: str, argv: Sequence[str]) -> list[str]:
 def network_words(plan: WorldPlan) -> list[str]:
     """The bridge's socket directory, read-only inside (a unix socket connects all the same)."""
     return ["--ro-bind", plan.bridge, NET_INSIDE] if plan.bridge else []
+
+
+def isolation_words(uid: int, gid: int) -> list[str]:
+    """The namespaces and the dropped privilege every world has, for a caller of these host ids.
+
+    The seat's user namespace maps exactly the caller's ids (to themselves, or root's to
+    `NOBODY`): what it writes is the caller's on the host, and every other uid's files are
+    open to it only as far as their mode bits say. `--cap-drop ALL` matters under root
+    only (bubblewrap drops them for anyone else anyway), and is given always so the world
+    is the same whoever starts it. The probe starts its trial world with these words.
+    """
+    inside_uid, inside_gid = (NOBODY, NOBODY) if uid == 0 else (uid, gid)
+    return ["--unshare-user", "--uid", str(inside_uid), "--gid", str(inside_gid), "--cap-drop", "ALL",
+            "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
 
 
 def ordered(paths: Sequence[str]) -> list[str]:

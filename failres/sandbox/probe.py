@@ -1,10 +1,12 @@
 """Whether this machine gives failres a seat world, asked once per process.
 
-bubblewrap needs unprivileged user namespaces (or root); some Ubuntu releases and many
-containers switch them off, and macOS has no bubblewrap at all. So the program being
-installed proves nothing: a tiny world is started (`true` inside, a few milliseconds)
-and its failure, in bubblewrap's own words, is the reason `doctor` and the run's one
-warning line give.
+A world is always a user namespace (root's too: `layout.isolation_words`), so bubblewrap
+needs user namespaces, and some Ubuntu releases (AppArmor), hardened kernels and many
+containers switch them off; macOS has no bubblewrap at all. So the program being
+installed proves nothing: a tiny world with the very namespaces and dropped capabilities
+a seat's has is started (`true` inside, a few milliseconds), and its failure, in
+bubblewrap's own words with the kernel setting behind it, is the reason `doctor` and the
+run's one warning line give.
 """
 
 from __future__ import annotations
@@ -14,13 +16,20 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
+
+from failres.sandbox.layout import isolation_words
 
 # Names the bubblewrap program to use; a path, or a name on PATH (tests point it at
 # nothing to see how failres runs on a machine without one).
 PROGRAM_VARIABLE = "FAILRES_BWRAP"
 KIND = "bubblewrap"
 _TRIAL_TIMEOUT_SECONDS = 10.0
+# The kernel settings that decide whether an unprivileged user namespace can be made.
+USERNS_SYSCTLS = ("kernel.apparmor_restrict_unprivileged_userns", "kernel.unprivileged_userns_clone",
+                  "user.max_user_namespaces")
 
 
 @dataclass(frozen=True)
@@ -54,7 +63,8 @@ def _probe(program: str, platform: str) -> Availability:
         return Availability(False, "", f"bubblewrap ({program}) is not installed",
                             fix="install it: apt-get install bubblewrap (dnf install bubblewrap, pacman -S bubblewrap)")
     trial = [found, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-             "--unshare-pid", "--die-with-parent", "--new-session", "--", "true"]
+             "--unshare-pid", "--die-with-parent", "--new-session", *isolation_words(os.getuid(), os.getgid()),
+             "--", "true"]
     try:
         done = subprocess.run(trial, stdin=subprocess.DEVNULL, capture_output=True, timeout=_TRIAL_TIMEOUT_SECONDS,
                               check=False)
@@ -63,10 +73,42 @@ def _probe(program: str, platform: str) -> Availability:
     if done.returncode != 0:
         words = done.stderr.decode("utf-8", "replace").strip().splitlines()
         said = words[-1] if words else f"exit {done.returncode}"
-        return Availability(False, "", f"bubblewrap cannot make a world here: {said[:200]}",
-                            fix="allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
-                                "or on Ubuntu kernel.apparmor_restrict_unprivileged_userns=0)")
+        cause, fix = namespace_cause(_userns_sysctls())
+        return Availability(False, "", f"bubblewrap cannot make a world here: {said[:200]}{cause}", fix=fix)
     return Availability(True, KIND, f"bubblewrap {_version(found)} at {found}", program=found)
+
+
+def namespace_cause(sysctls: Mapping[str, str]) -> tuple[str, str]:
+    """What in the kernel's settings keeps user namespaces from bubblewrap, and the fix (pure).
+
+    `sysctls` holds the values this machine has (a setting it lacks is absent). Where
+    none of them says no, the cause is elsewhere (a container's seccomp profile, a
+    nested namespace limit), and the fix names all three so a person can look.
+    """
+    if sysctls.get("kernel.apparmor_restrict_unprivileged_userns") == "1":
+        return ("; kernel.apparmor_restrict_unprivileged_userns = 1 (AppArmor keeps unprivileged user namespaces "
+                "from programs without a profile allowing them)",
+                "sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor profile for bwrap "
+                "with `userns,` (Ubuntu: /etc/apparmor.d/bwrap-userns-restrict)")
+    if sysctls.get("kernel.unprivileged_userns_clone") == "0":
+        return ("; kernel.unprivileged_userns_clone = 0 (unprivileged user namespaces are off)",
+                "sudo sysctl kernel.unprivileged_userns_clone=1")
+    if sysctls.get("user.max_user_namespaces") == "0":
+        return ("; user.max_user_namespaces = 0 (no user namespace may be made)",
+                "sudo sysctl user.max_user_namespaces=15000")
+    return ("", "allow user namespaces (sysctl kernel.apparmor_restrict_unprivileged_userns=0, "
+                "kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0; a container needs "
+                "a seccomp profile that allows unshare and clone of a user namespace)")
+
+
+def _userns_sysctls(root: Path = Path("/proc/sys")) -> dict[str, str]:
+    found = {}
+    for name in USERNS_SYSCTLS:
+        try:
+            found[name] = (root / name.replace(".", "/")).read_text(encoding="ascii").strip()
+        except (OSError, ValueError):
+            continue
+    return found
 
 
 def _version(program: str) -> str:

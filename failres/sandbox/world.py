@@ -139,7 +139,7 @@ class SeatWorld:
             environment=self.environment, person_files=tuple(d for d in person_files if d != str(self.top)),
             objects=str(self.objects), alternates=str(self.scratch / "alternates"),
             masked=self._masked(), setenv=(*_tmpdir_setting(env), *net.setenv), bridge=net.bridge,
-            launcher=net.launcher)
+            launcher=net.launcher, uid=os.getuid(), gid=os.getgid())
         return layout_argv(plan, self.bwrap, argv)
 
     def _shared_readable(self, path_value: str) -> tuple[str, ...]:

@@ -66,3 +66,26 @@ def test_doctor_in_a_repository_with_a_broken_configuration_names_it(repo: Path)
     (repo / ".failres.toml").write_text("[sandbox]\nmode = 3\n")
     proc = doctor(repo)
     assert proc.returncode == 2 and proc.stderr.startswith("error: ") and "sandbox.mode" in proc.stderr
+
+
+def test_where_user_namespaces_are_refused_doctor_names_the_kernel_settings_and_the_fix(tmp_path: Path) -> None:
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\nfor word in \"$@\"; do [ \"$word\" = --unshare-user ] && "
+                    "{ echo 'bwrap: setting up uid map: Permission denied' >&2; exit 1; }; done\nexec bwrap \"$@\"\n")
+    fake.chmod(0o755)
+    proc = doctor(tmp_path, FAILRES_BWRAP=str(fake))
+    assert "no seat world: bubblewrap cannot make a world here: bwrap: setting up uid map" in proc.stdout
+    for setting in probe.USERNS_SYSCTLS:
+        assert setting in proc.stdout
+
+
+def test_the_kernel_setting_that_refuses_user_namespaces_is_named_with_its_fix() -> None:
+    apparmor = probe.namespace_cause({"kernel.apparmor_restrict_unprivileged_userns": "1",
+                                      "user.max_user_namespaces": "15000"})
+    assert "apparmor_restrict_unprivileged_userns = 1" in apparmor[0]
+    assert apparmor[1].startswith("sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0")
+    assert probe.namespace_cause({"kernel.unprivileged_userns_clone": "0"})[1] == (
+        "sudo sysctl kernel.unprivileged_userns_clone=1")
+    assert "user.max_user_namespaces = 0" in probe.namespace_cause({"user.max_user_namespaces": "0"})[0]
+    unknown = probe.namespace_cause({"user.max_user_namespaces": "15000"})
+    assert unknown[0] == "" and all(name.split(".", 1)[1] in unknown[1] for name in probe.USERNS_SYSCTLS)

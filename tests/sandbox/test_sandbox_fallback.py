@@ -25,6 +25,19 @@ def no_world(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
+def userns_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """This machine as one whose kernel keeps user namespaces from bubblewrap (Ubuntu 24.04's
+    AppArmor, `unprivileged_userns_clone = 0`): bwrap runs, a world with a user namespace does not."""
+    fake = tmp_path / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nfor word in \"$@\"; do [ \"$word\" = --unshare-user ] && "
+                    "{ echo 'bwrap: setting up uid map: Permission denied' >&2; exit 1; }; done\n"
+                    "exec bwrap \"$@\"\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv(probe.PROGRAM_VARIABLE, str(fake))
+
+
+@pytest.fixture
 def project(tmp_path: Path) -> Project:
     return Project.create(tmp_path)
 
@@ -52,6 +65,24 @@ def test_required_without_a_world_refuses_to_dispatch_and_writes_nothing(project
     assert result.err.startswith("error: ") and 'mode = "required"' in result.err
     assert project.calls("impl") == 0
     assert git(project.top, "rev-parse", "refs/failres/store") == store_before
+
+
+def test_where_user_namespaces_are_refused_auto_runs_without_a_world_and_says_why(project: Project,
+                                                                                 userns_refused):
+    project.configure(implementer=[FIX])
+    result = run_failres(project.top, "run", str(project.plan()), "--quiet", env=dict(os.environ))
+    assert result.returncode == 0, result.stderr
+    assert project.branch_file("src/calc.py") == FIXED
+    lines = [line for line in result.stderr.splitlines() if "no seat world" in line]
+    assert len(lines) == 1 and "setting up uid map: Permission denied" in lines[0]
+
+
+def test_where_user_namespaces_are_refused_required_refuses_and_names_the_kernel_settings(project: Project, cli,
+                                                                                         userns_refused):
+    project.configure(implementer=[FIX], extra='[sandbox]\nmode = "required"\n')
+    result = cli(project.top, "run", str(project.plan()), "--quiet")
+    assert result.code == 2 and project.calls("impl") == 0
+    assert "setting up uid map" in result.err and "user.max_user_namespaces" in result.err
 
 
 def test_required_with_a_world_runs(project: Project, cli):

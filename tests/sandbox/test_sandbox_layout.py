@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from failres.sandbox.layout import NET_INSIDE, OBJECTS_INSIDE, SystemEntry, WorldPlan, layout_argv, ordered
+from failres.sandbox.layout import (NET_INSIDE, NOBODY, OBJECTS_INSIDE, SystemEntry, WorldPlan, isolation_words,
+                                    layout_argv, ordered)
 
 
 def plan(**overrides) -> WorldPlan:
@@ -71,3 +72,17 @@ def test_system_links_stay_links_and_scratch_dirs_are_private():
     for scratch in ("/tmp", "/var/tmp", "/run"):
         assert position(words, "--tmpfs", scratch) >= 0
     assert position(words, "--dev", "/dev", "--proc", "/proc") >= 0
+
+
+def test_every_world_is_a_user_namespace_without_capabilities_and_with_its_own_ipc_uts_and_cgroup():
+    words = layout_argv(plan(uid=1000, gid=1001), "bwrap", ["agent"])
+    assert position(words, "--unshare-user", "--uid", "1000", "--gid", "1001") < position(words, "--", "agent")
+    assert position(words, "--cap-drop", "ALL") >= 0
+    for namespace in ("--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"):
+        assert namespace in words
+
+
+def test_root_is_nobody_inside_so_a_nested_user_namespace_can_be_made():
+    """Mapping uid 0 into a child namespace takes CAP_SETFCAP, which a seat has not."""
+    assert isolation_words(0, 0)[:5] == ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
+    assert isolation_words(1000, 0)[:5] == ["--unshare-user", "--uid", "1000", "--gid", "0"]
