@@ -71,6 +71,7 @@ class RunContext:
         self.head_said = ""  # what the gate said at the integration head (preflight), for the fixer
         self.head_green = False
         self.world = None  # the task's seat world (`sandbox.world.SeatWorld`), None where none runs
+        self.redirect = None  # without a world, how the gate is led to the workspace (`sandbox.redirect.Redirect`)
         self.gate_name = task.gate or (self.config.default_gate().name if self.config.default_gate() else "")
 
     def journal(self, event_type: str, **fields: object) -> dict:

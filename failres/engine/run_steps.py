@@ -52,7 +52,8 @@ class RunSteps(RunContext):
         self.step("setup")
         self.workspace.handed_over()  # what setup made outside `keep`, or changed, is undone before the first seat
         found = run_setup(gate, values=self.values("implement", 1), cwd=self.workspace.path,
-                          cancelled=self.cancelled, output=self.config.output, world=self.world)
+                          cancelled=self.cancelled, output=self.config.output, world=self.world,
+                          redirect=self.redirect)
         self.check_stop()
         if found is None:
             self._kept = kept.fingerprint(self.workspace.path, gate.keep)
@@ -182,8 +183,7 @@ class RunSteps(RunContext):
                                                       store_ref=self.engine.store.ref, own=self.engine.own_moves)
         before = guard.capture() if guard is not None else None
         values = self.values(mode, attempt)
-        found: GateRun = run_gate_process(gate, judge, env=gate_env(values if self.world is None
-                                                                      else self.world.inside_values(values), gate.env),
+        found: GateRun = run_gate_process(gate, judge, env=self.gate_environment(values, gate),
                                           cancelled=self.cancelled, output=self.config.output, world=self.world,
                                           workspace=self.workspace.path)
         tamper = guard.undo(before, slug=self.slug, task=self.task.id) if guard is not None and before else None
@@ -213,6 +213,43 @@ class RunSteps(RunContext):
                      unavailable=result.not_found or bool(preflight and unavailable), **extra)
         return GateOutcome(passed, result.timed_out, result.exit_code, result.text, self.gate_name,
                            unavailable=unavailable)
+
+    def gate_environment(self, values, gate) -> dict[str, str]:
+        """The gate's environment: as the world sees it, or, without one, led to the workspace's files."""
+        if self.world is not None:
+            return gate_env(self.world.inside_values(values), gate.env)
+        env = gate_env(values, gate.env)
+        if self.redirect is not None:
+            from failres.sandbox.redirect import redirected_env
+
+            env = redirected_env(self.redirect, env)
+        return env
+
+    def plan_redirect(self) -> None:
+        """Without a world: how the gate is led to the workspace's files (`sandbox.redirect`)."""
+        gate = self.config.gates.get(self.gate_name)
+        self.redirect = None
+        if self.world is not None or gate is None or gate.cwd == "repo" or self.workspace_path is None:
+            return  # in the world the workspace stands at the checkout's path; a repo gate works there by design
+        from failres.sandbox.environment import environment_dirs
+        from failres.sandbox.redirect import plan_redirect
+
+        found = plan_redirect(self.engine.top, self.workspace_path, environment_dirs(self.config, self.engine.top))
+        self.redirect = found if found.needed else None
+
+    def check_redirect(self) -> Failure | None:
+        """Before anything is judged without a world: the canary, or gate-unavailable with the fix."""
+        if self.redirect is None:
+            return None
+        from failres.sandbox.redirect import canary, refusal_message
+
+        if self.redirect.refused:
+            first = self.redirect.refused[0]
+            return Failure(GATE_UNAVAILABLE, refusal_message(self.gate_name, f"{first.where} {first.what}"))
+        gate = self.config.gates[self.gate_name]
+        why = canary(self.redirect, env=self.gate_environment(self.values("implement", 1), gate),
+                     workspace=self.workspace_path)
+        return None if why is None else Failure(GATE_UNAVAILABLE, refusal_message(self.gate_name, why))
 
     def head_verdict(self, judge: JudgeInvocation, result) -> HeadVerdict:
         from failres.gitops.scope import match_scope
