@@ -40,6 +40,7 @@ log = logging.getLogger("failres.loop")
 
 
 from failres.engine.run_context import RunContext
+from lessons.failpoints import failpoint
 
 
 class RunSteps(RunContext):
@@ -183,6 +184,7 @@ class RunSteps(RunContext):
                                                       store_ref=self.engine.store.ref, own=self.engine.own_moves)
         before = guard.capture() if guard is not None else None
         values = self.values(mode, attempt)
+        failpoint("gate")
         found: GateRun = run_gate_process(gate, judge, env=self.gate_environment(values, gate),
                                           cancelled=self.cancelled, output=self.config.output, world=self.world,
                                           workspace=self.workspace.path)
@@ -280,6 +282,7 @@ class RunSteps(RunContext):
                 self.head_green = event.get("verdict") == GREEN
                 return None
         self.step("preflight")
+        failpoint("preflight")
         outcome = self.run_gate("implement", 0, preflight=True)
         if outcome.tampered:
             return Failure(SEAT_TAMPER, outcome.tampered)
@@ -305,6 +308,7 @@ class RunSteps(RunContext):
                                                                              commit):
             # Another runner holds the task now: this result is refused, here as on the remote.
             raise Interrupted("lost")
+        failpoint("commit")
         move_branch(self.engine.top, self.engine.git_dir, self.branch, commit, expected=self.base,
                     own=self.engine.own_moves)
         self.journal("task-committed", commit=commit, intHead=self.int_head)
