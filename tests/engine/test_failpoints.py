@@ -182,19 +182,21 @@ def test_a_run_killed_at_a_failpoint_loses_nothing_and_resumes_to_the_same_end(
     assert end_state(project.top, tasks) == uninterrupted[tasks]
 
 
-def test_a_land_killed_at_its_failpoints_lands_once_when_run_again(tmp_path: Path, uninterrupted):
+@pytest.mark.parametrize("point", ["land", "hook-stamp"] if FULL else ["land"])
+def test_a_land_killed_at_a_failpoint_lands_once_and_is_stamped_once(tmp_path: Path, uninterrupted, point: str):
+    """Killed before its merge, `land` lands when run again; killed after it, before the stamp, the
+    merge stands and `label` stamps it (what the merge hook's own failure leaves, too)."""
     project, plan = walk_project(tmp_path, 1)
     assert failres(project.top, "run", str(plan), "--quiet").returncode == 0
-    for point in ("land", "hook-stamp") if FULL else ("land",):
-        killed = failres(project.top, "land", "rr", "t1", point=point)
-        assert killed.returncode in (-9, 0), killed.stderr
-        assert_sound(project.top)
-    landed = failres(project.top, "land", "rr", "t1")
-    assert landed.returncode == 0, landed.stdout + landed.stderr
+    killed = failres(project.top, "land", "rr", "t1", point=point)
+    assert killed.returncode == -9, killed.stderr
+    assert_sound(project.top)
+    again = failres(project.top, "land" if point == "land" else "label", *(("rr", "t1") if point == "land" else ()))
+    assert again.returncode == 0, again.stdout + again.stderr
     assert_sound(project.top)
     assert git(project.top, "show", "main:src/calc.py") == FIXED
-    merges = git(project.top, "log", "--merges", "--format=%s", "main").splitlines()
-    assert len(merges) == 1
+    assert len(git(project.top, "log", "--merges", "--format=%s", "main").splitlines()) == 1
+    assert [e["type"] for e in project.events()].count("landed") == 1
 
 
 def test_an_import_killed_between_batches_writes_nothing_and_imports_whole_when_run_again(tmp_path: Path):
