@@ -32,6 +32,7 @@ from failres.engine.taxonomy import FIXER_SCOPE_VIOLATION, SEAT_DENIED, SEAT_TAM
 from failres import beneath
 from failres.gitops.workspace import Checked
 from failres.gitops.workspace_files import fresh_dir_beside
+from lessons.failpoints import failpoint
 
 log = logging.getLogger("failres.dispatch")
 
@@ -104,12 +105,14 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
         if run.lock is not None:
             run.lock.record_seat(pid, marker)
 
+    failpoint("dispatch")
     found = run_seat(config=run.config, seat=seat, binding_name=binding, cwd=workspace.path, prompt=prompt,
                      values=run.values(mode, attempt, prompt_file, dispatch_dir), marker=marker,
                      cancelled=run.cancelled, on_start=started, live=log.open_live(), world=run.world)
     # Before anything else runs git: undo what the seat did outside its workspace, and
     # make sure the workspace is still the directory failres made before reading it.
     tamper = guard.undo(before, slug=run.slug, task=run.task.id)
+    failpoint("dispatch-done")
     if run.lock is not None:
         run.lock.keep_held()  # a lock file swapped by the seat would let a second run in
         tamper.what += run.lock.take_problems()
@@ -137,6 +140,7 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
     if swapped:
         return Failure(SEAT_TAMPER, f"{seat} changed things outside its workspace: " + "; ".join(what),
                        seat=seat)
+    failpoint("scope-check")
     checked = workspace.check()
     # Agent and tool leftovers, what the setup made (`keep`) and the included files are
     # never the seat's change: they are not committed and never a violation.

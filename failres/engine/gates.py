@@ -67,7 +67,7 @@ def run_gate_process(gate: GateConfig, judge: JudgeInvocation, *, env: Mapping[s
 
 
 def run_setup(gate: GateConfig, *, values: Mapping[str, str], cwd: Path, cancelled: Callable[[], bool],
-              output: OutputConfig, world=None) -> str | None:
+              output: OutputConfig, world=None, redirect=None) -> str | None:
     """Run the gate's setup once in a new workspace; None when it worked, else what went wrong.
 
     It runs the workspace's code (a build, an install) like the gate: in the world, when
@@ -77,6 +77,10 @@ def run_setup(gate: GateConfig, *, values: Mapping[str, str], cwd: Path, cancell
         values = world.inside_values(values)
     command = render_command(gate.setup, values)
     env = gate_env(values, gate.env)
+    if redirect is not None:  # no world: the workspace's import roots first (`sandbox.redirect`)
+        from failres.sandbox.redirect import redirected_env
+
+        env = redirected_env(redirect, env)
     if world is not None:
         command = world.wrap(command, env=env, network=gate.network, role="setup", who=f"[gates.{gate.name}]")
     result = run_process(command, cwd=cwd, env=env, stdin_data=None,

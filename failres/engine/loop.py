@@ -124,7 +124,8 @@ class TaskRun(RunSteps):
                                             git_dir=self.workspace.git_dir,
                                             workspaces_root=self.engine.worktree_root(),
                                             dispatch_root=self.dispatch_root)
-            setup = self.run_setup()
+            self.plan_redirect()
+            setup = self.run_setup() or self.check_redirect()
             if setup is not None:
                 outcome = self.quarantine(setup)
             elif patched is not None:

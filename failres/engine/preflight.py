@@ -81,6 +81,11 @@ class HeadRun:
     output: str
     workspace: str = ""  # the workspace's path, so absolute paths in the output can be read as the task's
     src_packages: tuple[str, ...] = ()  # top-level packages under src/ at the head (for the fix)
+    # Files the person's checkout has and the workspace lacks, among those a missing module
+    # could be (a generated, ignored `src/pkg/_version.py`): the fix is to include them.
+    generated: tuple[str, ...] = ()
+    pythonpath: str = ""  # the gate's own PYTHONPATH, as configured ("" for none)
+    pytest_table: str = "tool.pytest.ini_options"  # where the project's pytest settings are (pyproject.toml)
 
 
 def is_pytest_gate(argv: Sequence[str]) -> bool:
@@ -122,7 +127,7 @@ def judge_at_head(run: HeadRun, allow: Sequence[str], *, in_scope) -> HeadVerdic
                            f"install {name.split('.', 1)[0]} into that interpreter, or name one that has it "
                            f"(a virtualenv's bin/python) in {config}")
     pytest = is_pytest_gate(run.argv) or bool(_PYTEST_WORDS.search(run.output))
-    modules = _unimportable(run.output)
+    modules = unimportable_modules(run.output)
     if modules and not _modules_in_scope(modules, in_scope):
         first = modules[0]
         return HeadVerdict(UNAVAILABLE, f"gate {run.gate} cannot run at the integration head: the module "
@@ -151,7 +156,7 @@ def _missing_program(output: str) -> str | None:
     return found.group(1) if found else None
 
 
-def _unimportable(output: str) -> list[str]:
+def unimportable_modules(output: str) -> list[str]:
     modules = list(dict.fromkeys(_NO_MODULE.findall(output)))
     modules += [module for _name, module in _CANNOT_IMPORT.findall(output) if module not in modules]
     return modules
@@ -185,10 +190,22 @@ def _mentions_scope(paths: Sequence[str], run: HeadRun, in_scope) -> bool:
 
 
 def _import_fix(module: str, run: HeadRun, config: str) -> str:
+    """The one change that would make `module` importable, in the exact lines to write.
+
+    Each is tried in a test on a project that needs it: the include of a generated file
+    (hatch-vcs, setuptools-scm write `_version.py`, ignored, so a workspace lacks it), the
+    import path of a src layout (in the table the project really uses), an install.
+    """
     top = module.split(".", 1)[0]
-    if top in run.src_packages:
+    generated = [path for path in module_paths(module) if path in run.generated]
+    if generated:
+        listed = ", ".join(f'"{path}"' for path in generated[:1])
+        return (f"{generated[0]} is in your checkout but not in the workspace (it is generated and not tracked): "
+                f"add [workspace] include = [{listed}] to .failres.toml, or generate it in a "
+                f"[gates.{run.gate}] setup")
+    if top in run.src_packages and "src" not in run.pythonpath.split(":"):
         return (f'the package lives under src/: give the gate PYTHONPATH=src ([gates.{run.gate}] env = '
-                '{ PYTHONPATH = "src" }), set pythonpath = ["src"] under [tool.pytest.ini_options], or install '
-                f"the project in [gates.{run.gate}] setup")
+                f'{{ PYTHONPATH = "src" }}), set pythonpath = ["src"] under [{run.pytest_table}] in pyproject.toml, '
+                f"or install the project in [gates.{run.gate}] setup")
     return (f"install {top} where the gate runs (a [gates.{run.gate}] setup, or the interpreter the gate names), "
             f"or fix {config}")

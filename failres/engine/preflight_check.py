@@ -38,7 +38,8 @@ class _UnrecordedRun(TaskRun):
 
 
 def preflight_tasks(engine: Engine, plan: Plan, task_ids) -> list[TaskPreflight]:
-    from failres.gitops.workspace import Workspace
+    from failres.gitops.workspace import Workspace, remove_tree
+    from failres.sandbox.world import SeatWorld
 
     found = []
     for task in [plan.task(t) for t in task_ids] if task_ids else plan.tasks:
@@ -56,12 +57,20 @@ def preflight_tasks(engine: Engine, plan: Plan, task_ids) -> list[TaskPreflight]
                                          branch=run.branch, base=run.int_head)
         run.workspace_path = run.workspace.path
         run.tree = run.workspace.tree
+        run.dispatch_root = run.workspace.path.parent / f"{name}.dispatch"
         try:
             run.carry_environment()
-            failure = run.run_setup() or run.run_preflight()
+            # The world and environment the real run judges in, so both say the same (a dry run
+            # that judged the person's checkout called a green head red).
+            run.world = SeatWorld.for_task(engine.config, top=engine.top, workspace=run.workspace.path,
+                                           git_dir=run.workspace.git_dir, workspaces_root=engine.worktree_root(),
+                                           dispatch_root=run.dispatch_root)
+            run.plan_redirect()
+            failure = run.run_setup() or run.check_redirect() or run.run_preflight()
         finally:
             run.release_environment()
             run.workspace.remove()
+            remove_tree(run.dispatch_root)
         if failure is not None:
             found.append(TaskPreflight(task.id, run.gate_name, UNAVAILABLE, failure.message))
         elif run.head_green:

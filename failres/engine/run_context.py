@@ -34,6 +34,7 @@ from failres.journal import event_put, make_event
 from failres.engine.plan import Plan, Task
 from failres.engine.dispatch_logs import RunLogs
 from lessons.storage.records import change_of
+from lessons.failpoints import failpoint
 
 EXACT_PATCH_RED = "exact-patch-red"
 log = logging.getLogger("failres.loop")
@@ -71,10 +72,12 @@ class RunContext:
         self.head_said = ""  # what the gate said at the integration head (preflight), for the fixer
         self.head_green = False
         self.world = None  # the task's seat world (`sandbox.world.SeatWorld`), None where none runs
+        self.redirect = None  # without a world, how the gate is led to the workspace (`sandbox.redirect.Redirect`)
         self.gate_name = task.gate or (self.config.default_gate().name if self.config.default_gate() else "")
 
     def journal(self, event_type: str, **fields: object) -> dict:
         event = make_event(event_type, self.slug, self.task.id, **fields)
+        failpoint("journal-write")
         self.engine.store.commit(change_of([event_put(event)]), f"failres: {event_type} {self.slug}/{self.task.id}")
         return event
 
@@ -152,6 +155,7 @@ class RunContext:
         from failres.gitops.workspace_include import copy_included
 
         try:
+            failpoint("put-back")
             self.workspace.purify(self.tree, (*keep, *self.included_patterns()))
         except GitError as error:
             return Failure(WORKSPACE_UNRESTORABLE, str(error))

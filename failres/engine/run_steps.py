@@ -40,6 +40,7 @@ log = logging.getLogger("failres.loop")
 
 
 from failres.engine.run_context import RunContext
+from lessons.failpoints import failpoint
 
 
 class RunSteps(RunContext):
@@ -52,7 +53,8 @@ class RunSteps(RunContext):
         self.step("setup")
         self.workspace.handed_over()  # what setup made outside `keep`, or changed, is undone before the first seat
         found = run_setup(gate, values=self.values("implement", 1), cwd=self.workspace.path,
-                          cancelled=self.cancelled, output=self.config.output, world=self.world)
+                          cancelled=self.cancelled, output=self.config.output, world=self.world,
+                          redirect=self.redirect)
         self.check_stop()
         if found is None:
             self._kept = kept.fingerprint(self.workspace.path, gate.keep)
@@ -182,8 +184,8 @@ class RunSteps(RunContext):
                                                       store_ref=self.engine.store.ref, own=self.engine.own_moves)
         before = guard.capture() if guard is not None else None
         values = self.values(mode, attempt)
-        found: GateRun = run_gate_process(gate, judge, env=gate_env(values if self.world is None
-                                                                      else self.world.inside_values(values), gate.env),
+        failpoint("gate")
+        found: GateRun = run_gate_process(gate, judge, env=self.gate_environment(values, gate),
                                           cancelled=self.cancelled, output=self.config.output, world=self.world,
                                           workspace=self.workspace.path)
         tamper = guard.undo(before, slug=self.slug, task=self.task.id) if guard is not None and before else None
@@ -214,16 +216,62 @@ class RunSteps(RunContext):
         return GateOutcome(passed, result.timed_out, result.exit_code, result.text, self.gate_name,
                            unavailable=unavailable)
 
+    def gate_environment(self, values, gate) -> dict[str, str]:
+        """The gate's environment: as the world sees it, or, without one, led to the workspace's files."""
+        if self.world is not None:
+            return gate_env(self.world.inside_values(values), gate.env)
+        env = gate_env(values, gate.env)
+        if self.redirect is not None:
+            from failres.sandbox.redirect import redirected_env
+
+            env = redirected_env(self.redirect, env)
+        return env
+
+    def plan_redirect(self) -> None:
+        """Without a world: how the gate is led to the workspace's files (`sandbox.redirect`)."""
+        gate = self.config.gates.get(self.gate_name)
+        self.redirect = None
+        if self.world is not None or gate is None or gate.cwd == "repo" or self.workspace_path is None:
+            return  # in the world the workspace stands at the checkout's path; a repo gate works there by design
+        from failres.sandbox.environment import environment_dirs
+        from failres.sandbox.redirect import plan_redirect
+
+        found = plan_redirect(self.engine.top, self.workspace_path, environment_dirs(self.config, self.engine.top))
+        self.redirect = found if found.needed else None
+
+    def check_redirect(self) -> Failure | None:
+        """Before anything is judged without a world: the canary, or gate-unavailable with the fix."""
+        if self.redirect is None:
+            return None
+        from failres.sandbox.redirect import canary, refusal_message
+
+        if self.redirect.refused:
+            first = self.redirect.refused[0]
+            return Failure(GATE_UNAVAILABLE, refusal_message(self.gate_name, f"{first.where} {first.what}"))
+        gate = self.config.gates[self.gate_name]
+        why = canary(self.redirect, env=self.gate_environment(self.values("implement", 1), gate),
+                     workspace=self.workspace_path)
+        return None if why is None else Failure(GATE_UNAVAILABLE, refusal_message(self.gate_name, why))
+
     def head_verdict(self, judge: JudgeInvocation, result) -> HeadVerdict:
         from failres.gitops.scope import match_scope
 
         def in_scope(path: str) -> bool:
             return bool(match_scope([path], self.allow, self.config.scope.protected)[0])
 
+        from failres.engine.preflight import module_paths, unimportable_modules
+
         src = self.workspace.path / "src"
         packages = tuple(sorted(p.name.removesuffix(".py") for p in src.iterdir())) if src.is_dir() else ()
+        # Read from the person's checkout and the workspace as the head made it: no seat has run yet.
+        candidates = {path for module in unimportable_modules(result.text) for path in module_paths(module)}
+        generated = tuple(sorted(path for path in candidates if (self.engine.top / path).is_file()
+                                 and not (self.workspace.path / path).exists()))
+        gate = self.config.gates[self.gate_name]
         return judge_at_head(HeadRun(self.gate_name, tuple(judge.argv), result.exit_code, result.not_found,
-                                     result.timed_out, result.text, str(self.workspace.path), packages),
+                                     result.timed_out, result.text, str(self.workspace.path), packages,
+                                     generated=generated, pythonpath=str(gate.env.get("PYTHONPATH", "")),
+                                     pytest_table=_pytest_table(self.workspace.path)),
                              self.allow, in_scope=in_scope)
 
     def run_preflight(self) -> Failure | None:
@@ -243,6 +291,7 @@ class RunSteps(RunContext):
                 self.head_green = event.get("verdict") == GREEN
                 return None
         self.step("preflight")
+        failpoint("preflight")
         outcome = self.run_gate("implement", 0, preflight=True)
         if outcome.tampered:
             return Failure(SEAT_TAMPER, outcome.tampered)
@@ -268,6 +317,7 @@ class RunSteps(RunContext):
                                                                              commit):
             # Another runner holds the task now: this result is refused, here as on the remote.
             raise Interrupted("lost")
+        failpoint("commit")
         move_branch(self.engine.top, self.engine.git_dir, self.branch, commit, expected=self.base,
                     own=self.engine.own_moves)
         self.journal("task-committed", commit=commit, intHead=self.int_head)
@@ -316,3 +366,17 @@ class RunSteps(RunContext):
             propose_answer(self.engine.top, self.engine.repo, self.config, self.engine.store, decision_id)
         except Exception:
             log.exception("failres: the resolver seat could not propose an answer to %s", decision_id)
+
+
+def _pytest_table(top: Path) -> str:
+    """Where the project keeps its pytest settings: `[tool.pytest]` (pytest 9's own) or `ini_options`."""
+    import tomllib
+
+    try:
+        tool = tomllib.loads((top / "pyproject.toml").read_text(encoding="utf-8")).get("tool", {})
+    except (OSError, ValueError):
+        return "tool.pytest.ini_options"
+    table = tool.get("pytest") if isinstance(tool, dict) else None
+    if isinstance(table, dict) and table and "ini_options" not in table:
+        return "tool.pytest"
+    return "tool.pytest.ini_options"

@@ -17,6 +17,7 @@ from failres.containment.tamper import OwnMoves
 from failres.engine.taxonomy import UserRule
 from lessons.redaction.redact import redact
 from lessons.storage.store import Store
+from lessons.failpoints import failpoint
 
 
 class ClaimSeam(Protocol):
@@ -69,9 +70,11 @@ class Engine:
         """A fresh workspace for one task run (see `gitops.workspace`)."""
         from failres.gitops.workspace import Workspace
 
-        return Workspace.create(path=self.worktree_root() / slug / task, git_dir=self.git_dir,
+        made = Workspace.create(path=self.worktree_root() / slug / task, git_dir=self.git_dir,
                                 state_dir=self.git_dir / "failres" / "workspaces" / slug / task,
                                 branch=branch, base=start)
+        failpoint("workspace-made")
+        return made
 
     def user_rules(self) -> tuple[UserRule, ...]:
         return tuple(UserRule(r.fail_class, r.match, r.on, r.action) for r in self.config.taxonomy.rules)

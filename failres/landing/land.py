@@ -31,6 +31,7 @@ from failres.landing.outcome_labels import StampResult, landing_summary, stamp_t
 from failres.landing.trailers import TASK_TRAILER_KEY
 from lessons.redaction.redact import redact
 from lessons.storage.store import Store, store_signature
+from lessons.failpoints import failpoint
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,7 @@ def _merge_in_worktree(worktree: Path, slug: str, task: str, message: str, ref: 
     # Noted as under way before git merges, done after: a run's tamper check meanwhile
     # waits for it and keeps the merge, its files and its reflog (`containment.moves`).
     with moves.moving(common, ref, before) as moved:
+        failpoint("land")
         completed = try_git(worktree, ["merge", "--no-ff", "--no-edit", "-m", message, task_branch(slug, task)],
                             config=identity_config(worktree))
         moved.append(run_git(worktree, ["rev-parse", "HEAD"]).decode().strip())

@@ -37,6 +37,7 @@ from lessons.recall.lesson import RESOLUTIONS, UNKNOWN, stamp_put
 from lessons.storage.records import change_of, now_ts, read_collection, read_record
 from lessons.recall.retrieval import is_resolved
 from lessons.storage.store import Change, Store
+from lessons.failpoints import failpoint
 
 
 def events_before_landing(events: Sequence[Mapping[str, object]], landed_commit: str) -> list[Mapping[str, object]]:
@@ -194,6 +195,7 @@ def stamp_task(store: Store, slug: str, task: str, landed_commit: str, int_head:
             puts.extend(event_put(e) for e in sequence([event]))
         return change_of(puts)
 
+    failpoint("hook-stamp")
     oid = store.commit(change, f"failres: land {slug}/{task} at {landed_commit[:12]}")
     plan = planned[0] if planned else StampPlan(False, (), ())
     wrote = oid is not None

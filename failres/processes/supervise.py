@@ -310,6 +310,12 @@ def main(argv: list[str]) -> int:
             if _stop_requested:
                 end_everything(me, seat)
                 _reap()
+                if seat not in _reaped and not children_of(me):
+                    # The stop's handler can interrupt between a wait that reaped the seat and
+                    # the line that records it: its status is lost, and nothing is left to wait
+                    # for. Looping on would spin for ever after failres is gone (it did, at 40%
+                    # of a core, for as long as the machine was up).
+                    break
                 continue
             # Blocks until some child ends (the seat, or an orphan it left); a stop
             # request interrupts it through the handler.

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 
 from failres.remote.claims import Claim
 from failres.remote.transport import RemoteClaims, Unreachable
+from lessons.failpoints import failpoint
 
 log = logging.getLogger("failres.remote")
 
@@ -71,6 +72,7 @@ class Hold:
                 self._renew_once()
 
     def _renew_once(self) -> None:
+        failpoint("renewal")
         started = self._clock()
         renewed = self.claims.write(self.claim.renewed(utc_now(), self.lease), self.claim.oid)
         try:

@@ -44,6 +44,7 @@ from failres.remote.claims import FINISHED, Claim, claim_verdict, new_claim
 from failres.remote.holder import Hold, utc_now
 from failres.remote.transport import RemoteClaims, Unreachable
 from failres.remote.sync import sync_store
+from lessons.failpoints import failpoint
 
 log = logging.getLogger("failres.remote")
 
@@ -87,6 +88,7 @@ class RemoteRun:
         hold = self.holds.get(task)
         if hold is None:
             return False
+        failpoint("publish")
         return hold.finish("committed", branch=(f"refs/heads/{branch}", commit), commit=commit)
 
     # ---- the schedule ----
@@ -217,6 +219,7 @@ class RemoteRun:
         try:
             branch_tip = self.claims.remote_tip(branch)
             started = time.monotonic()
+            failpoint("claim")
             claim = self.claims.write(new_claim(self.plan.slug, task.id, host=self.host, pid=self.pid,
                                                 run=self.run_id, now=utc_now(), lease=self.lease),
                                       current.oid if current else "")

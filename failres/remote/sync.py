@@ -62,6 +62,7 @@ from failres.gitops.git import first_error_line, try_git
 from lessons.errors import StoreDamaged
 from lessons.storage.settle import join
 from lessons.storage.store import Store
+from lessons.failpoints import failpoint
 
 SHARED_PREFIX = "refs/failres/"
 SNAPSHOT_PREFIX = "refs/failres/snapshots/"
@@ -390,6 +391,7 @@ def sync_store(top: Path, ref: str, remote: str, *, snapshots: bool = False, att
             theirs_snap = _refs_under(repo, tracking_ref(remote, SNAPSHOT_PREFIX)) if snapshots else {}
             missing = missing_snapshots(ours_snap, theirs_snap)
             clashes = tuple(clashing_snapshots(ours_snap, theirs_snap))
+            failpoint("sync")
             outcome = _push(top, remote, ref, local_tip, theirs, missing)
             pushed_snapshots += outcome.snapshots_pushed
             if outcome.store_ok:

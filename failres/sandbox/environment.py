@@ -91,14 +91,14 @@ def pointing_into_checkout(top: Path, names: tuple[str, ...]) -> list[PointsIn]:
 
 
 def fix_advice(found: list[PointsIn]) -> str:
-    """The fix for what `pointing_into_checkout` found, in one line."""
-    if any(p.what.startswith("links") for p in found) and not any("import path" in p.what or "editable" in p.what
-                                                                  for p in found):
-        return ('give the gate its own install: [gates.NAME] setup = ["npm", "ci"] with keep = ["node_modules/"], '
-                'and [workspace] environment = []')
-    return ('run the gate with the workspace first on the import path (env PYTHONPATH=src, e.g. command = '
-            '["env", "PYTHONPATH=src", ".venv/bin/python", "-m", "pytest"]), or give each workspace its own '
-            'install with a gate setup, or install bubblewrap so the gate runs in the seat world')
+    """What the run does about what `pointing_into_checkout` found, and the fix where it can do nothing, in one line."""
+    if any(p.what.startswith("links") for p in found):
+        return ("a gate cannot be led past a link, so such a task is refused before any seat is paid; fix: install "
+                "bubblewrap so the gate runs in the seat world, or give each workspace its own install: "
+                '[gates.NAME] setup = ["npm", "ci"] with keep = ["node_modules/"], and [workspace] environment = []')
+    return ("failres puts the workspace's copies first on the gate's PYTHONPATH and, before the first dispatch, "
+            "checks that the gate's python imports them from the workspace (a task where it does not is refused); "
+            "installing bubblewrap runs the gate in the seat world instead")
 
 
 def _walk(base: Path) -> Iterator[Path]:

@@ -73,6 +73,7 @@ from lessons.bounds.archive import (
 from lessons.bounds.archive import restore as restore_collection
 from lessons.errors import InvalidInput
 from lessons.bounds.policy import Policy
+from lessons.failpoints import failpoint
 from lessons.bounds.retention import (
     RankContext,
     Retention,
@@ -366,6 +367,7 @@ def consolidate(store: Store, policy: Policy, *, now: datetime | None = None, dr
         if dry_run:
             plans.append(plan_reclaim(store, part, policy, now, commit))
             continue
+        failpoint("reclaim")
         plan, oid = _commit_reclaim(store, part, policy, now)
         plans.append(plan)
         if oid is not None:

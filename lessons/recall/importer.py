@@ -34,6 +34,7 @@ from lessons.storage.records import derived_id, encode, record_path
 from lessons.redaction.redact import redact
 from lessons.recall.signature import signature as make_signature
 from lessons.storage.store import Change, Store
+from lessons.failpoints import failpoint
 
 REQUIRED = ("ts", "slug", "task", "failClass", "message")
 OPTIONAL = ("id", "signature", "package", "snapshotBundle", "intHead", "resolved_by", "resolved_at")
@@ -252,6 +253,7 @@ def commit_all_or_nothing(store: Store, puts: Sequence[tuple[str, bytes]], messa
     texts = [f"{message} (batch {n + 1})\n" + _audit_body(change) for n, change in enumerate(changes)]
     fast = len(puts) >= bulk.MIN_BULK_FILES and bulk.available()
     for _ in range(attempts):
+        failpoint("import-batch")
         parent = store.commit_at()
         start = parent.id if parent is not None else None
         chain = _fast_chain(store, parent, changes, texts) if fast else None

@@ -43,6 +43,7 @@ from lessons.storage.index_db import IndexCorrupt, connect, delete_row, discard,
 from lessons.storage.records import AMEND_SEP, decode, fold
 from lessons.storage.store import Store
 from lessons.storage.treediff import tree_changes
+from lessons.failpoints import failpoint
 
 log = logging.getLogger(__name__)
 
@@ -182,6 +183,7 @@ class StoreIndex:
         tip_hex = str(tip.id) if tip is not None else None
         if known and indexed == tip_hex:
             return Refresh("current", tip_hex, 0)
+        failpoint("index-write")
         if tip is None and known and indexed is not None:
             # The store ref is gone. Emptying the index would erase the last sign of
             # where the store was (`lessons.storage.guard` reads it to say how to restore it),

@@ -29,6 +29,7 @@ from lessons.storage.bulk import commit_batch  # big batches: one pack through g
 from lessons.errors import InvalidInput, NotFound, StoreBusy
 from lessons.storage.shared_dir import shared_git_dir
 from lessons.storage.trees import Change, apply_change
+from lessons.failpoints import failpoint
 
 __all__ = ["Change", "Store", "entry_id", "store_signature"]
 
@@ -283,6 +284,7 @@ class Store:
             sig = self.signature()
             body = _audit_body(planned)
             oid = self.repo.create_commit(None, sig, sig, message.rstrip("\n") + "\n" + body, tree, [parent.id])
+            failpoint("store-write")
             if self._compare_and_swap(parent.id, oid, message.splitlines()[0]):
                 return oid
             # Lost the race: back off a little (with jitter so a crowd spreads out), rebuild on the new tip.

@@ -378,3 +378,31 @@ def test_an_unsupervised_command_past_its_deadline_is_stopped(tmp_path, seat_env
     result = run_process([str(seat)], cwd=tmp_path, env=seat_env, stdin_data=None, timeout=1, supervised=False)
     assert result.timed_out and result.exit_code is None
     assert is_gone(int((tmp_path / "gate.pid").read_text()))
+
+
+def test_a_stop_that_lands_between_reaping_the_seat_and_recording_it_still_ends_the_supervisor(tmp_path):
+    """A supervisor once spun for ever at 40% of a core after its failres was killed: the stop's
+    signal arrived between the wait that reaped the seat and the line that records its status.
+    The signal's moment is the one thing faked here: the first wait that reaps the seat raises
+    the stop, as the handler would at that bytecode; the supervisor must still end."""
+    driver = tmp_path / "driver.py"
+    driver.write_text(textwrap.dedent(f"""
+        import os, sys
+        sys.path.insert(0, {str(REPO_ROOT / "failres" / "processes")!r})
+        import supervise
+
+        real_wait = os.waitpid
+
+        def wait_then_stop(pid, options):
+            found = real_wait(pid, options)
+            if found[0] and not options:
+                supervise._stop_requested = True
+                raise supervise._Stop  # the status of what was just reaped is lost, as in the race
+            return found
+
+        os.waitpid = wait_then_stop
+        sys.exit(supervise.main([{str(tmp_path / "status")!r}, str(os.getppid()), "-", "--", "true"]))
+    """))
+    done = subprocess.run([sys.executable, "-I", "-S", str(driver)], timeout=30, capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr
+    assert (tmp_path / "status").read_text().splitlines()[-1] == "exit - - lost track of the seat"

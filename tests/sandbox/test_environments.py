@@ -287,3 +287,62 @@ def test_an_agent_that_commits_in_its_workspace_needs_no_identity_of_its_own(pro
     assert who.read_text().strip() == "failres seat <seat@failres.invalid>"
     assert project.branch_file("src/calc.py") == FIXED
     assert git(project.top, "config", "--get", "user.name", check=False).strip() != "failres seat"
+
+
+# ── hints that a test applies ─────────────────────────────────────────
+
+
+def make_generated_version(project: Project) -> None:
+    """A src layout whose package imports a generated, ignored `_version.py` (hatch-vcs, setuptools-scm)."""
+    make_src_layout(project)
+    (project.top / "src" / "pkg" / "__init__.py").write_text("from ._version import version\n")
+    (project.top / ".gitignore").write_text("src/pkg/_version.py\n")
+    git(project.top, "add", ".")
+    git(project.top, "commit", "-q", "-m", "the version comes from the build")
+    (project.top / "src" / "pkg" / "_version.py").write_text("version = '1.0'\n")  # as the build wrote it
+
+
+def fixed_core() -> dict:
+    return {"write": {"src/pkg/core.py": "def double(x):\n    return x + x\n"}}
+
+
+def test_a_generated_ignored_module_is_named_with_the_include_that_brings_it_and_that_include_works(
+        project: Project, cli):
+    make_generated_version(project)
+    gate = gate_section(PYTEST, 'env = { PYTHONPATH = "src" }\n')
+    project.configure(implementer=[fixed_core()], extra=gate)
+    plan = plan_with_gate(project, ["src/pkg/core.py"])
+    assert cli(project.top, "run", str(plan), "--quiet").code == 1
+    message = quarantined(project)["message"]
+    assert quarantined(project)["failClass"] == "gate-unavailable"
+    assert 'add [workspace] include = ["src/pkg/_version.py"] to .failres.toml' in message
+    assert "PYTHONPATH=src" not in message  # already set: saying it again fixes nothing
+    # The hint, applied as it says.
+    project.configure(implementer=[fixed_core()], extra=gate + '[workspace]\ninclude = ["src/pkg/_version.py"]\n')
+    config = project.top / ".failres.toml"
+    config.write_text(config.read_text() + '[stop_loss]\nmode = "off"\n')
+    assert cli(project.top, "run", str(plan), "--quiet").code == 0
+    assert git(project.top, "show", "failres/rr/t1:src/pkg/core.py") == "def double(x):\n    return x + x\n"
+
+
+@pytest.mark.parametrize("table", ["tool.pytest", "tool.pytest.ini_options"])
+def test_the_import_path_hint_names_the_pytest_table_the_project_uses_and_that_line_works(project: Project, cli,
+                                                                                      table: str):
+    make_src_layout(project)
+    addopts = '["-q"]' if table == "tool.pytest" else '"-q"'  # pytest 9's own table takes a list
+    (project.top / "pyproject.toml").write_text(f'[{table}]\naddopts = {addopts}\n')
+    git(project.top, "add", ".")
+    git(project.top, "commit", "-q", "-m", "pytest settings")
+    project.configure(implementer=[fixed_core()], extra=gate_section(PYTEST))
+    plan = plan_with_gate(project, ["src/pkg/core.py"])
+    assert cli(project.top, "run", str(plan), "--quiet").code == 1
+    message = quarantined(project)["message"]
+    assert f'set pythonpath = ["src"] under [{table}] in pyproject.toml' in message
+    pytest_version = tuple(int(p) for p in pytest.__version__.split(".")[:1])
+    if table == "tool.pytest" and pytest_version < (9,):
+        return  # this pytest reads only ini_options: the line is right for the project's own pytest
+    (project.top / "pyproject.toml").write_text(f'[{table}]\naddopts = {addopts}\npythonpath = ["src"]\n')
+    git(project.top, "commit", "-q", "-am", "the hint, applied")
+    config = project.top / ".failres.toml"
+    config.write_text(config.read_text() + '[stop_loss]\nmode = "off"\n')
+    assert cli(project.top, "run", str(plan), "--quiet").code == 0

@@ -107,7 +107,7 @@ def test_an_editable_install_into_the_checkout_is_named_before_the_first_dispatc
     cli(top, "run", str(plan(tmp_path / "plan.toml", ["src/calc/__init__.py"])), "--quiet")
     found = warnings(caplog, "points into your checkout")
     assert len(found) == 1
-    assert "editable install" in found[0] and "PYTHONPATH=src" in found[0]
+    assert "editable install" in found[0] and "first on the gate's PYTHONPATH" in found[0]
     assert ".venv/lib/" in found[0]
 
 
@@ -145,3 +145,113 @@ def test_a_wrong_environment_setting_is_refused_with_its_key(project: Project, c
     project.configure(implementer=[FIX], extra='[sandbox]\nmode = "sometimes"\n')
     result = cli(project.top, "run", str(project.plan()), "--quiet")
     assert result.code == 2 and "sandbox.mode" in result.err and result.err.count("\n") <= 2
+
+
+# ── without a world, the gate judges the workspace or nothing ─────────
+
+WRITE = "import pathlib, sys\nsys.stdin.read()\npathlib.Path({path!r}).write_text({text!r})\n"
+
+
+def calc_project(tmp_path: Path) -> Path:
+    top = tmp_path / "calc"
+    top.mkdir()
+    python_project(top)
+    return top
+
+
+def seat_writing(tmp_path: Path, name: str, text: str) -> list[str]:
+    return seat(tmp_path, name, WRITE.format(path="src/calc/__init__.py", text=text))
+
+
+def branch_tip(top: Path) -> str:
+    return git(top, "branch", "--list", "failres/rw/t1", "--format=%(objectname)").strip()
+
+
+def test_without_a_world_the_persons_fix_in_the_checkout_does_not_make_a_wrong_fix_green(tmp_path: Path, cli,
+                                                                                        no_world):
+    from sandbox_projects import PY_FIXED, PY_WRONG, the_test_site_packages
+
+    top = calc_project(tmp_path)
+    (top / "src" / "calc" / "__init__.py").write_text(PY_FIXED)  # the person's own fix, not committed
+    configure(top, gate=python_gate(top, [the_test_site_packages()]), implementer=seat_writing(tmp_path, "w", PY_WRONG))
+    result = cli(top, "run", str(plan(tmp_path / "plan.toml", ["src/calc/__init__.py"])), "--quiet")
+    assert result.code == 1, result.out + result.err
+    assert branch_tip(top) == git(top, "rev-parse", "main").strip()  # nothing committed
+    gates = [e for e in read_events(top) if e["type"] == "gate-result"]
+    assert [(bool(e.get("preflight")), e["passed"]) for e in gates][:2] == [(True, False), (False, False)]
+
+
+def test_without_a_world_a_right_fix_is_committed(tmp_path: Path, cli, no_world):
+    from sandbox_projects import PY_FIXED, PY_WRONG, the_test_site_packages
+
+    top = calc_project(tmp_path)
+    (top / "src" / "calc" / "__init__.py").write_text(PY_WRONG)  # the person's own wrong edit, not committed
+    configure(top, gate=python_gate(top, [the_test_site_packages()]), implementer=seat_writing(tmp_path, "r", PY_FIXED))
+    result = cli(top, "run", str(plan(tmp_path / "plan.toml", ["src/calc/__init__.py"])), "--quiet")
+    assert result.code == 0, result.out + result.err
+    assert git(top, "show", "failres/rw/t1:src/calc/__init__.py") == PY_FIXED
+    assert (top / "src" / "calc" / "__init__.py").read_text() == PY_WRONG  # the person's edit untouched
+
+
+def test_without_a_world_an_environment_that_puts_the_checkout_first_is_refused_before_any_seat(
+        tmp_path: Path, cli, no_world):
+    """A `.pth` that inserts the checkout ahead of everything by code cannot be redirected: the canary
+    sees the package imported from the checkout, and no seat is paid for a verdict that would lie."""
+    from sandbox_projects import the_test_site_packages
+
+    top = calc_project(tmp_path)
+    site = next((top / ".venv" / "lib").glob("python*/site-packages"))
+    (site / "aaa_first.pth").write_text(f"import sys; sys.path.insert(0, {str(top / 'src')!r})\n")
+    marker = tmp_path / "seat-ran"
+    implementer = seat(tmp_path, "m", f"import pathlib, sys\nsys.stdin.read()\npathlib.Path({str(marker)!r}).touch()\n")
+    configure(top, gate=python_gate(top, [the_test_site_packages()]), implementer=implementer)
+    result = cli(top, "run", str(plan(tmp_path / "plan.toml", ["src/calc/__init__.py"])), "--quiet")
+    assert result.code == 1
+    assert not marker.exists()
+    event = [e for e in read_events(top) if e["type"] == "quarantined"][-1]
+    assert event["failClass"] == "gate-unavailable"
+    assert "imports calc from" in event["message"] and "install bubblewrap" in event["message"]
+
+
+def test_without_a_world_a_node_link_into_the_checkout_is_refused_before_any_seat(tmp_path: Path, cli, no_world):
+    top = tmp_path / "app"
+    top.mkdir()
+    node_project(top)
+    marker = tmp_path / "seat-ran"
+    implementer = seat(tmp_path, "m", f"import pathlib, sys\nsys.stdin.read()\npathlib.Path({str(marker)!r}).touch()\n")
+    configure(top, gate=node_gate(), implementer=implementer)
+    result = cli(top, "run", str(plan(tmp_path / "plan.toml", ["lib/calc/index.js"])), "--quiet")
+    assert result.code == 1 and not marker.exists()
+    event = [e for e in read_events(top) if e["type"] == "quarantined"][-1]
+    assert event["failClass"] == "gate-unavailable" and "node_modules/calc links to lib/calc" in event["message"]
+
+
+@pytest.mark.parametrize("world", ["world-off", "world-on"])
+def test_a_dry_run_preflight_and_the_real_run_say_the_same_of_the_head(tmp_path: Path, cli, monkeypatch, world):
+    """The trap at the head: a green head, the person's wrong edit uncommitted in the checkout."""
+    from sandbox_projects import PY_FIXED, PY_WRONG, the_test_site_packages
+
+    if world == "world-on" and not probe.machine_sandbox().available:
+        pytest.skip("no seat world on this machine")
+    if world == "world-off":
+        monkeypatch.setenv(probe.PROGRAM_VARIABLE, "/nonexistent/bwrap")
+    top = calc_project(tmp_path)
+    (top / "src" / "calc" / "__init__.py").write_text(PY_FIXED)
+    git(top, "commit", "-q", "-am", "fixed at the head")
+    (top / "src" / "calc" / "__init__.py").write_text(PY_WRONG)
+    configure(top, gate=python_gate(top, [the_test_site_packages()]),
+              implementer=seat(tmp_path, "idle", NOTHING))
+    plan_path = plan(tmp_path / "plan.toml", ["src/calc/__init__.py"])
+    dry = cli(top, "run", str(plan_path), "--dry-run", "--preflight", "--json")
+    assert dry.code == 0, dry.err
+    assert [p["verdict"] for p in json.loads(dry.out)["preflight"]] == ["green"]
+    assert cli(top, "run", str(plan_path), "--quiet").code == 0
+    head = [e for e in read_events(top) if e["type"] == "gate-result" and e.get("preflight")]
+    assert [e["verdict"] for e in head] == ["green"]
+
+
+def read_events(top: Path) -> list[dict]:
+    from failres.journal import read_journal
+    from lessons.storage.store import Store
+
+    return read_journal(Store(top), "rw").for_task("t1")
