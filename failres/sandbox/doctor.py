@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from failres.agents.keys import AGENT_KEYS
 from failres.config.model import Config
 from failres.sandbox.probe import machine_sandbox
 
@@ -118,11 +119,7 @@ _INSTALL = {
     "codex": "npm install -g @openai/codex",
     "aider": "pipx install aider-chat",
 }
-_KEYS = {
-    "claude": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"),
-    "codex": ("OPENAI_API_KEY", "CODEX_API_KEY"),
-    "aider": ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "DEEPSEEK_API_KEY", "OPENROUTER_API_KEY"),
-}
+_KEYS = AGENT_KEYS
 _LOGIN_HINT = {
     "claude": "run `claude` once and /login, or set ANTHROPIC_API_KEY",
     "codex": "run `codex login`, or set OPENAI_API_KEY",
