@@ -20,20 +20,23 @@ def ci(
     output: Path = typer.Option(None, "--output", "-o", metavar="FILE",
                                 help="Where to write it (default: .github/workflows/failres-SLUG.yml, "
                                      ".gitlab/failres-SLUG.yml)."),
-    install: str = typer.Option("python -m pip install failres", "--install", metavar="COMMAND",
-                                help="How a job installs failres."),
+    install: str = typer.Option(None, "--install", metavar="COMMAND",
+                                help="How a job installs a pinned failres (default: from the git commit or "
+                                     "archive this failres was installed from, where a CI machine can fetch it)."),
     force: bool = typer.Option(False, "--force", help="Replace a workflow file that exists."),
 ) -> None:
     """Write a CI workflow whose jobs each run `git failres run PLAN --remote origin`."""
     from failres.engine.plan import load_plan
     from failres.remote.ci import Workflow, agents_of, plan_path_in_repo, require_kind, secrets_of, write_workflow
+    from failres.remote.ci_install import install_command
 
     require_kind(kind)
     ctx = open_context()
     loaded = load_plan(plan, ctx.config)
     agents = agents_of(ctx.config)
-    flow = Workflow(kind=kind, slug=loaded.slug, plan=plan_path_in_repo(ctx.top, plan),
-                    branch=ctx.config.integration.branch, runners=runners, jobs=jobs, install=install,
+    in_repo = plan_path_in_repo(ctx.top, plan)
+    flow = Workflow(kind=kind, slug=loaded.slug, plan=in_repo,
+                    branch=ctx.config.integration.branch, runners=runners, jobs=jobs, install=install_command(install),
                     agents=tuple(agents))
     written = write_workflow(ctx.top, flow, output, force=force)
     out = console()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from failres.config.checks import resolve_workspace_dir, workspace_dir_problem
@@ -43,17 +44,36 @@ def parse_config(text: str, source: str) -> Config:
 def load_config(top: Path) -> Config:
     """The configuration at `top/.failres.toml`; the defaults when there is no such file.
 
-    Also checked against the repository at `top`: where `worktrees.dir` points.
+    Also checked against the repository at `top`: where `worktrees.dir` points. The
+    environment may tighten it (`FAILRES_SANDBOX_MODE`, see `tightened_by_environment`).
     """
     path = top / CONFIG_FILE
     if not path.exists() and not path.is_symlink():  # a dangling link or a loop is no absence
-        return Config(source=str(path))
+        return tightened_by_environment(Config(source=str(path)), os.environ)
     config = parse_config(read_text_file(path, str(path)), str(path))
     if config.worktrees.dir:
         problem = _workspace_problem(config.worktrees.dir, top)
         if problem:
             raise config_error(str(path), Invalid(("worktrees", "dir"), problem))
-    return config
+    return tightened_by_environment(config, os.environ)
+
+
+# A CI job asks for the seat world without editing the file it checked out (that would
+# be a change in the person's tree): `git failres ci` sets it in the workflow. It can
+# only tighten: a variable left in some environment must never switch the world off.
+SANDBOX_MODE_VARIABLE = "FAILRES_SANDBOX_MODE"
+
+
+def tightened_by_environment(config: Config, environ: Mapping[str, str]) -> Config:
+    """`config` with `[sandbox] mode = "required"` when `FAILRES_SANDBOX_MODE=required`;
+    ConfigError (exit 2) for any other value, so a typo cannot pass for the world."""
+    value = environ.get(SANDBOX_MODE_VARIABLE)
+    if value is None or value == "":
+        return config
+    if value != "required":
+        msg = f'environment: {SANDBOX_MODE_VARIABLE} must be "required" (it can only tighten [sandbox] mode), not {value!r}'
+        raise ConfigError(msg, hint=f"unset {SANDBOX_MODE_VARIABLE}, or set [sandbox] mode in .failres.toml")
+    return replace(config, sandbox=replace(config.sandbox, mode="required"))
 
 
 def _workspace_problem(value: str, top: Path) -> str | None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from lessons.frozen import record
 from failres.config.model import CONFIG_FILE, Config
-from failres.config.loading import effective_policy_of
+from failres.config.loading import SANDBOX_MODE_VARIABLE, effective_policy_of
 from failres.config.kinds import Duration
 from failres.config.schema import NamedSections, Section, SectionList, declared_settings, format_path
 from failres.config.durations import format_duration
@@ -87,6 +87,9 @@ def _walk(instance: object, raw: Mapping[str, Any] | None, path: tuple, file: st
 def settings_in_force(config: Config, raw: Mapping[str, Any], environ: Mapping[str, str]) -> list[SettingInForce]:
     """Every key of `config` in file order of sections, the knowledge policy with its overrides."""
     rows = [row for row in _walk(config, raw, (), config.source) if not row.key.startswith("policy.")]
+    if environ.get(SANDBOX_MODE_VARIABLE):  # `config` holds the mode the variable made (see `load_config`)
+        rows = [SettingInForce(row.key, row.value, "env", SANDBOX_MODE_VARIABLE) if row.key == "sandbox.mode" else row
+                for row in rows]
     policy = effective_policy_of(config, environ)
     for row in policy.rows():
         source, origin = str(row["source"]), str(row["from"] or "")

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from failres.agents.keys import AGENT_KEY_VARIABLES
 from failres.config.model import GateConfig, OutputConfig
 from failres.processes.ancestry import GATE_MARKER
 from failres.processes.process import ProcessResult, run_process
@@ -38,8 +39,11 @@ class GateRun:
 
 def gate_env(values: Mapping[str, str], extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """A gate's environment: a seat's, the gate's own `env`, and where the repository is
-    (the person wrote the gate)."""
-    env = seat_env(values, extra or {})
+    (the person wrote the gate); but no agent's API key (`AGENT_KEY_VARIABLES`) unless the
+    gate's own `env` sets it: the gate runs tests the agent wrote, which would read it."""
+    own = extra or {}
+    env = {name: value for name, value in seat_env(values, own).items()
+           if name not in AGENT_KEY_VARIABLES or name in own}
     env["FAILRES_REPO"] = values["repo"]
     env[GATE_MARKER] = "1"
     return env

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
+from failres.agents.keys import CI_CREDENTIALS
 from failres.config.model import BindingConfig, Config
 from failres.containment.locks import DISPATCH_MARKER
 from failres.processes.process import ProcessResult, run_process
@@ -59,10 +60,13 @@ def seat_env(values: Mapping[str, str], extra: Mapping[str, str], *, marker: str
     Nothing in it says where the person's repository is: no `FAILRES_REPO`, and none of
     git's repository-locating variables (inside a hook they point at the person's
     repository, and a seat's git would act on it). Nor does it hold a handle to a daemon
-    of the person's (`DAEMON_HANDLES`) unless the binding's `env` names it.
+    of the person's (`DAEMON_HANDLES`) unless the binding's `env` names it, nor a CI job's
+    own credential (`CI_CREDENTIALS`). The FAILRES_ prefix also keeps out the push token
+    a `git failres ci` workflow gives failres's own git calls (FAILRES_PUSH_TOKEN).
     """
     env = {k: v for k, v in os.environ.items()
-           if k not in REPOSITORY_LOCATING_VARIABLES and not k.startswith("FAILRES_") and k not in DAEMON_HANDLES}
+           if k not in REPOSITORY_LOCATING_VARIABLES and not k.startswith("FAILRES_") and k not in DAEMON_HANDLES
+           and k not in CI_CREDENTIALS}
     env.update({name: render_value(value, values) for name, value in extra.items()})
     env.update({
         "FAILRES_SLUG": values["slug"],

@@ -4,27 +4,39 @@ Every job runs `git failres run PLAN --remote origin`: the claims on the reposit
 own remote split the plan between the jobs, so no job needs to know how many there
 are or which it is. The written file names, for each agent the configuration's
 seats run, the one secret that agent reads (an API key), and nothing else: no
-secret is passed that the seats do not need. Pushing the claims, the task branches
-and the store needs write access to the repository: on GitHub the job's own token
-(`permissions: contents: write`); on GitLab a project access token in one CI/CD
-variable, since a job token cannot push.
+secret is passed that the seats do not need.
 
-Rendering is pure (text from plain values); only `write_workflow` touches the disk.
+A job holds two secrets, and each reaches only what needs it. The push credential
+(on GitHub the job's own token, `permissions: contents: write` and nothing more; on
+GitLab a project access token, since a job token cannot push) is never written into
+`.git/config`: the checkout keeps none (`persist-credentials: false`, the runner's
+URL replaced), and git finds it through a credential helper given in git's
+environment (`GIT_CONFIG_*`) that reads FAILRES_PUSH_TOKEN, a variable no seat or gate
+environment holds. The agent's API key is in the seat's environment only, never the
+gate's (`engine.gates.gate_env`). The job fails closed: it installs bubblewrap, and
+FAILRES_SANDBOX_MODE=required refuses to dispatch where no seat world starts, since a
+seat without one could read the job's environment through /proc.
+
+Rendering is pure (a document of plain dicts and lists, written by `ci_yaml.emit`,
+every value quoted); only `write_workflow` touches the disk.
 """
 
 from __future__ import annotations
 
-import json
 import shlex
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from failres.config.loading import SANDBOX_MODE_VARIABLE
 from failres.config.model import Config
 from failres.errors import UsageError
+from failres.remote.ci_yaml import emit, quoted, refuse_unprintable
 
 KINDS = ("github", "gitlab")
-DEFAULT_INSTALL = "python -m pip install failres"
 PUSH_TOKEN = "FAILRES_PUSH_TOKEN"
+# Ubuntu 24.04 lets AppArmor stop unprivileged user namespaces, which bubblewrap needs;
+# the key does not exist on older kernels, where nothing stops them.
+APPARMOR_USERNS = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"
 
 
 @dataclass(frozen=True)
@@ -81,13 +93,20 @@ class Workflow:
     branch: str  # the integration branch
     runners: int
     jobs: int
-    install: str
+    install: str  # the shell command that installs a pinned failres
     agents: tuple[Agent, ...]
 
 
-def _q(text: str) -> str:
-    """A YAML scalar that reads back as exactly `text` (a JSON string is a YAML double-quoted one)."""
-    return json.dumps(text, ensure_ascii=True)
+def refuse_unfit_values(flow: Workflow) -> None:
+    """UsageError for a value no workflow should carry: a control character anywhere, or
+    `${{` where GitHub would evaluate it as an expression inside a script."""
+    for what, value in (("plan path", flow.plan), ("plan slug", flow.slug), ("integration branch", flow.branch),
+                        ("install command", flow.install)):
+        refuse_unprintable(what, value)
+    for what, value in (("plan path", flow.plan), ("plan slug", flow.slug), ("integration branch", flow.branch)):
+        if "${{" in value:
+            msg = f"the {what} {value!r} holds '${{{{', which GitHub would run as an expression"
+            raise UsageError(msg, hint="rename it")
 
 
 def _run_line(flow: Workflow) -> str:
@@ -101,94 +120,121 @@ def _branch_line(flow: Workflow) -> str:
     return f"git fetch --no-tags --update-head-ok origin {ref}"
 
 
+def credential_helper(username: str) -> str:
+    """A git credential helper that answers `get` with FAILRES_PUSH_TOKEN, read when git asks:
+    the token is never written anywhere, and where the variable is absent (a seat's or a
+    gate's environment) it answers with no password."""
+    return f'!f() {{ test "$1" = get && echo username={username} && echo "password=${{{PUSH_TOKEN}}}"; }}; f'
+
+
+def _helper_env(username: str) -> dict[str, str]:
+    return {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "credential.helper",
+            "GIT_CONFIG_VALUE_0": credential_helper(username)}
+
+
+def _seat_world_line(*, sudo: str, packages: tuple[str, ...], apparmor: bool) -> str:
+    """Install bubblewrap (and what the agents' installs need); on a VM of our own (GitHub's
+    runners), lift AppArmor's user-namespace restriction, which a container cannot change."""
+    install = f"{sudo}apt-get update -q && {sudo}apt-get install -y -q --no-install-recommends {' '.join(packages)}"
+    if not apparmor:
+        return install
+    return (f"{install} && if [ -e {APPARMOR_USERNS} ]; then "
+            f"{sudo}sysctl -w kernel.apparmor_restrict_unprivileged_userns=0; fi")
+
+
+def _header(flow: Workflow) -> list[str]:
+    return [
+        f"Written by `git failres ci {flow.kind}` for the plan {quoted(flow.plan)}: {flow.runners} identical jobs",
+        f"work the plan {quoted(flow.slug)} together. Each job claims a task by pushing a ref under",
+        "refs/failres/claims/ to this repository, so the jobs split the plan between them; a job that",
+        "dies loses only its claim, which another takes over once its [remote] lease has run out.",
+        "Task branches are pushed under failres/: let the job's credential push nowhere else",
+        "(docs/remote.md, \"CI\": a branch ruleset on GitHub, protected branches on GitLab).",
+    ]
+
+
+def github_document(flow: Workflow) -> dict:
+    """The GitHub Actions workflow, as the data its YAML reads back as."""
+    secrets = secrets_of(list(flow.agents))
+    push = {PUSH_TOKEN: "${{ github.token }}", **_helper_env("x-access-token")}
+    steps: list[dict] = [
+        {"uses": "actions/checkout@v4", "with": {"fetch-depth": 0, "persist-credentials": False}},
+        {"uses": "actions/setup-python@v5", "with": {"python-version": "3.11"}},
+        {"name": "Install failres", "run": flow.install},
+        *({"name": f"Install {agent.program}", "run": agent.install} for agent in flow.agents if agent.install),
+        {"name": "The seat world", "run": _seat_world_line(sudo="sudo ", packages=("bubblewrap",), apparmor=True)},
+        {"name": "The integration branch", "run": _branch_line(flow), "env": dict(push)},
+        {"name": "Work the plan", "run": _run_line(flow),
+         "env": {SANDBOX_MODE_VARIABLE: "required", **push,
+                 **{name: f"${{{{ secrets.{name} }}}}" for name in secrets}}},
+    ]
+    return {
+        "name": f"failres {flow.slug}",
+        "on": {"workflow_dispatch": {}},
+        "permissions": {},
+        "jobs": {"runner": {
+            "name": "runner ${{ matrix.runner }}",
+            "runs-on": "ubuntu-latest",
+            "timeout-minutes": 360,
+            # The claims, the task branches and the store are pushed to this repository.
+            "permissions": {"contents": "write"},
+            "strategy": {"fail-fast": False, "matrix": {"runner": list(range(1, flow.runners + 1))}},
+            "steps": steps,
+        }},
+    }
+
+
 def render_github(flow: Workflow) -> str:
+    refuse_unfit_values(flow)
     secrets = secrets_of(list(flow.agents))
-    lines = [
-        f"# Written by `git failres ci github {flow.plan}`: {flow.runners} identical jobs work the plan",
-        f"# {flow.slug} together. Each job claims a task by pushing refs/failres/claims/{flow.slug}/<task>",
-        "# to this repository, so the jobs split the plan between them; a job that dies loses only its",
-        "# claim, which another takes over once its [remote] lease has run out.",
-    ]
+    comments = _header(flow)
     if secrets:
-        lines.append("# Secrets the agents need (Settings > Secrets and variables > Actions): "
-                     + ", ".join(secrets) + ".")
-    lines += [
-        f"name: {_q('failres ' + flow.slug)}",
-        "on:",
-        "  workflow_dispatch:",
-        "permissions:",
-        "  contents: write  # the claims, the task branches and the store are pushed to this repository",
-        "jobs:",
-        "  runner:",
-        "    name: runner ${{ matrix.runner }}",
-        "    runs-on: ubuntu-latest",
-        "    timeout-minutes: 360",
-        "    strategy:",
-        "      fail-fast: false  # every job works the plan to its end, whatever another's task did",
-        "      matrix:",
-        f"        runner: [{', '.join(str(i) for i in range(1, flow.runners + 1))}]",
-        "    steps:",
-        "      - uses: actions/checkout@v4",
-        "        with:",
-        "          fetch-depth: 0",
-        "      - uses: actions/setup-python@v5",
-        "        with:",
-        '          python-version: "3.11"',
-        "      - name: Install failres",
-        f"        run: {_q(flow.install)}",
-    ]
-    for agent in flow.agents:
-        if agent.install:
-            lines += [f"      - name: {_q('Install ' + agent.program)}", f"        run: {_q(agent.install)}"]
-    lines += [
-        "      - name: The integration branch",
-        f"        run: {_q(_branch_line(flow))}",
-        "      - name: Work the plan",
-        f"        run: {_q(_run_line(flow))}",
-    ]
-    if secrets:
-        lines.append("        env:")
-        lines += [f"          {name}: ${{{{ secrets.{name} }}}}" for name in secrets]
-    return "\n".join(lines) + "\n"
+        comments.append("Secrets the agents need (Settings > Secrets and variables > Actions): "
+                        + ", ".join(secrets) + ".")
+    return emit(github_document(flow), tuple(comments))
 
 
-def render_gitlab(flow: Workflow) -> str:
+def gitlab_document(flow: Workflow) -> dict:
+    """The GitLab CI job, as the data its YAML reads back as."""
     secrets = secrets_of(list(flow.agents))
-    job = f"failres-{flow.slug}"
-    lines = [
-        f"# Written by `git failres ci gitlab {flow.plan}`: {flow.runners} identical jobs work the plan",
-        f"# {flow.slug} together. Each job claims a task by pushing refs/failres/claims/{flow.slug}/<task>",
-        "# to this repository, so the jobs split the plan between them; a job that dies loses only its",
-        "# claim, which another takes over once its [remote] lease has run out.",
-        "# Include it from .gitlab-ci.yml (include: - local: <this file>) and run it from the web.",
-        "# CI/CD variables (Settings > CI/CD > Variables, masked): " + ", ".join(
-            [*secrets, f"{PUSH_TOKEN} (a project access token with write_repository: a job token cannot push)"]) + ".",
-        f"{job}:",
-        "  image: python:3.11",
-        f"  parallel: {flow.runners}",
-        "  timeout: 6h",
-        "  rules:",
-        "    - if: $CI_PIPELINE_SOURCE == \"web\"",
-        "  variables:",
-        '    GIT_DEPTH: "0"',
-        "    GIT_STRATEGY: clone",
-        "  script:",
-    ]
+    npm = any(agent.install and agent.install.startswith("npm ") for agent in flow.agents)
     checks = [f'test -n "${name}" || {{ echo "error: set the CI/CD variable {name}" >&2; exit 1; }}'
               for name in [*secrets, PUSH_TOKEN]]
-    credential = ("git config --global credential.helper "
-                  "'!f() { echo username=failres; echo \"password=$" + PUSH_TOKEN + "\"; }; f'")
-    steps = [
+    helper = " ".join(f"{name}={shlex.quote(value)}" for name, value in _helper_env("failres").items())
+    script = [
         *checks,
-        credential,
-        'git remote set-url origin "https://${CI_SERVER_HOST}/${CI_PROJECT_PATH}.git"',
+        # In the script, not in `variables:`, which GitLab expands: the token would be in the value.
+        f"export {helper}",
+        # The runner's clone URL (and any helper it configured) carries the job token: replaced.
+        'git remote set-url origin "${CI_SERVER_URL}/${CI_PROJECT_PATH}.git"',
+        "git config --local --unset-all credential.helper || true",
+        _seat_world_line(sudo="", packages=("bubblewrap", *(("nodejs", "npm") if npm else ())), apparmor=False),
         flow.install,
         *[agent.install for agent in flow.agents if agent.install],
         _branch_line(flow),
         _run_line(flow),
     ]
-    lines += [f"    - {_q(step)}" for step in steps]
-    return "\n".join(lines) + "\n"
+    return {f"failres-{flow.slug}": {
+        "image": "python:3.11-bookworm",
+        "parallel": flow.runners,
+        "timeout": "6h",
+        "rules": [{"if": '$CI_PIPELINE_SOURCE == "web"'}],
+        "variables": {"GIT_DEPTH": "0", "GIT_STRATEGY": "clone", SANDBOX_MODE_VARIABLE: "required"},
+        "script": script,
+    }}
+
+
+def render_gitlab(flow: Workflow) -> str:
+    refuse_unfit_values(flow)
+    secrets = secrets_of(list(flow.agents))
+    comments = [
+        *_header(flow),
+        "Include it from .gitlab-ci.yml (include: - local: <this file>) and run it from the web.",
+        "The runner must let bubblewrap make user namespaces (docs/remote.md, \"CI\").",
+        "CI/CD variables (Settings > CI/CD > Variables, masked): " + ", ".join(
+            [*secrets, f"{PUSH_TOKEN} (a project access token with write_repository: a job token cannot push)"]) + ".",
+    ]
+    return emit(gitlab_document(flow), tuple(comments))
 
 
 def default_output(kind: str, slug: str) -> PurePosixPath:

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from failres.agents.keys import AGENT_KEYS
 from failres.config.model import Config
 from failres.sandbox.probe import machine_sandbox
 
@@ -93,6 +94,7 @@ def doctor_report(config: Config | None, environ: Mapping[str, str]) -> DoctorRe
                             "(`git failres init --agent claude|codex|aider` writes one)"))
     agents = tuple(_agent_check(name, binding.command, binding.env, environ)
                    for name, binding in (config.bindings.items() if config is not None else ()))
+    checks += apparmor_userns_checks(found, read_apparmor_userns())
     return DoctorReport(tuple(checks), agents, found.as_json(), git_version or "", python_version)
 
 
@@ -118,11 +120,7 @@ _INSTALL = {
     "codex": "npm install -g @openai/codex",
     "aider": "pipx install aider-chat",
 }
-_KEYS = {
-    "claude": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"),
-    "codex": ("OPENAI_API_KEY", "CODEX_API_KEY"),
-    "aider": ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "DEEPSEEK_API_KEY", "OPENROUTER_API_KEY"),
-}
+_KEYS = AGENT_KEYS
 _LOGIN_HINT = {
     "claude": "run `claude` once and /login, or set ANTHROPIC_API_KEY",
     "codex": "run `codex login`, or set OPENAI_API_KEY",
@@ -181,3 +179,29 @@ def _mentions(path: Path, word: str) -> bool:
         return word in path.read_text(encoding="utf-8", errors="replace")[:65536]
     except OSError:
         return False
+
+
+# Ubuntu 24.04 (and its CI runners) ship with this set: AppArmor then refuses an
+# unprivileged user namespace to any program without a profile that allows one, and
+# bubblewrap's own words ("setting up uid map: Permission denied") do not say why.
+APPARMOR_USERNS = Path("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
+
+
+def read_apparmor_userns(path: Path | None = None) -> str | None:
+    """The restriction's value ("0", "1"), or None where the kernel has no such switch."""
+    try:
+        return (path or APPARMOR_USERNS).read_text(encoding="ascii", errors="replace").strip()
+    except OSError:
+        return None
+
+
+def apparmor_userns_checks(found, restriction: str | None) -> list[Check]:
+    """One line naming AppArmor's restriction and its fix, when bubblewrap is there but
+    cannot make a world and the restriction is on; none otherwise."""
+    if found.available or restriction != "1" or not found.why.startswith("bubblewrap cannot make a world"):
+        return []
+    return [Check("apparmor", False,
+                  "kernel.apparmor_restrict_unprivileged_userns = 1: AppArmor refuses bubblewrap the user "
+                  "namespace a seat world needs",
+                  "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 (until reboot; a file in "
+                  "/etc/sysctl.d keeps it), or give bwrap an AppArmor profile that allows userns")]

@@ -205,6 +205,17 @@ def test_config_show_names_where_every_value_came_from(tmp_path: Path) -> None:
     assert rows["policy.snapshot_retention_days"]["value"] == 30
 
 
+def test_config_show_names_the_environment_that_required_the_seat_world(tmp_path: Path) -> None:
+    project = Project.create(tmp_path)
+    project.configure(implementer=[NOTHING], extra='[sandbox]\nmode = "off"\n')
+    env = {**os.environ, "FAILRES_SANDBOX_MODE": "required"}
+    proc = run_failres(project.top, "config", "show", "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    rows = {row["key"]: row for row in json.loads(proc.stdout)["settings"]}
+    assert rows["sandbox.mode"] == {"key": "sandbox.mode", "value": "required", "source": "env",
+                                    "from": "FAILRES_SANDBOX_MODE"}
+
+
 def test_config_show_redacts_a_secret_in_a_binding_env(tmp_path: Path) -> None:
     project = Project.create(tmp_path)
     project.configure(implementer=[NOTHING])

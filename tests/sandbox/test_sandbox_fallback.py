@@ -85,6 +85,31 @@ def test_where_user_namespaces_are_refused_required_refuses_and_names_the_kernel
     assert "setting up uid map" in result.err and "user.max_user_namespaces" in result.err
 
 
+def test_the_environment_requires_the_world_over_a_file_that_switches_it_off(project: Project, cli, no_world,
+                                                                          monkeypatch: pytest.MonkeyPatch):
+    """How a CI job fails closed: FAILRES_SANDBOX_MODE=required wins over `mode = "off"`."""
+    project.configure(implementer=[FIX], extra='[sandbox]\nmode = "off"\n')
+    store_before = git(project.top, "rev-parse", "refs/failres/store")
+    monkeypatch.setenv("FAILRES_SANDBOX_MODE", "required")
+    result = cli(project.top, "run", str(project.plan()), "--quiet")
+    assert result.code == 2
+    assert result.err.startswith("error: ") and 'mode = "required"' in result.err
+    assert project.calls("impl") == 0
+    assert git(project.top, "rev-parse", "refs/failres/store") == store_before
+
+
+@pytest.mark.parametrize("value", ["off", "auto", "Required"])
+def test_the_environment_cannot_loosen_the_world_or_pass_a_typo_for_it(project: Project, cli, no_world,
+                                                                     monkeypatch: pytest.MonkeyPatch, value: str):
+    project.configure(implementer=[FIX], extra='[sandbox]\nmode = "required"\n')
+    monkeypatch.setenv("FAILRES_SANDBOX_MODE", value)
+    result = cli(project.top, "run", str(project.plan()), "--quiet")
+    assert result.code == 2
+    assert result.err.splitlines()[0] == (f'error: environment: FAILRES_SANDBOX_MODE must be "required" (it can '
+                                          f'only tighten [sandbox] mode), not {value!r}')
+    assert project.calls("impl") == 0
+
+
 def test_required_with_a_world_runs(project: Project, cli):
     if not probe.machine_sandbox().available:
         pytest.skip("no seat world on this machine")
