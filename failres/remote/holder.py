@@ -158,39 +158,41 @@ class Hold:
             if self.stop_reason() is not None:
                 return False
             final = self.claims.write(self.claim.finished_as(state, **fields), self.claim.oid)
-            lease = (branch[0], branch[1], self.branch_tip) if branch is not None else None
-            refusals: list[Refusal] = []
-            failures = 0
-            while self.stop_reason() is None:
-                try:
-                    pushed = self.claims.swap(final, self.claim.oid, branch=lease)
-                except Unreachable as error:
-                    failures += 1
-                    log.warning("failres: publishing %s/%s failed, trying again: %s", self.claim.slug,
-                                self.claim.task, error)
-                    self._clock_wait(backoff(failures, self.interval))
-                    continue
-                if pushed.accepted:
-                    self.claim = final
-                    self._finished = True
-                    return True
-                moved = self._moved_to()
-                if moved == UNKNOWN:
-                    failures += 1
-                    self._clock_wait(backoff(failures, self.interval))
-                    continue
-                if moved != OURS:
-                    self._reason = moved
-                    log.warning("failres: the remote refused the result of %s/%s: %s", self.claim.slug,
-                                self.claim.task, pushed.reason)
-                    return False
-                refusals.append(Refusal.of(pushed))
-                if refused_for_good(refusals):
-                    self.refused = refusals[-1]
-                    return False
-                failures += 1
+            if not self._push_final(final, (branch[0], branch[1], self.branch_tip) if branch is not None else None):
+                return False
+            self.claim = final
+            self._finished = True
+            return True
+
+    def _push_final(self, final: Claim, branch: tuple[str, str, str] | None) -> bool:
+        """Push the finished claim until it lands, the claim is lost, or the remote refuses it for good."""
+        refusals: list[Refusal] = []
+        failures = 0
+        while self.stop_reason() is None:
+            if failures:
                 self._clock_wait(backoff(failures, self.interval))
-            return False
+            failures += 1
+            try:
+                pushed = self.claims.swap(final, self.claim.oid, branch=branch)
+            except Unreachable as error:
+                log.warning("failres: publishing %s/%s failed, trying again: %s", self.claim.slug,
+                            self.claim.task, error)
+                continue
+            if pushed.accepted:
+                return True
+            moved = self._moved_to()
+            if moved == UNKNOWN:
+                continue
+            if moved != OURS:
+                self._reason = moved
+                log.warning("failres: the remote refused the result of %s/%s: %s", self.claim.slug,
+                            self.claim.task, pushed.reason)
+                return False
+            refusals.append(Refusal.of(pushed))
+            if refused_for_good(refusals):
+                self.refused = refusals[-1]
+                return False
+        return False
 
     def _clock_wait(self, seconds: float) -> None:
         """Sleep, but never past the deadline: there `stop_reason` turns `lost` and the push stops."""
