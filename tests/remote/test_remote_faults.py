@@ -69,7 +69,7 @@ def _refusing_hook(bare: Path, branch: str, pushes: Path) -> None:
 
 
 def test_a_branch_the_remote_refuses_for_good_is_quarantined_publish_refused_and_the_plan_goes_on(tmp_path: Path):
-    bare, plan, log = make_remote(tmp_path, ["t1", REFUSED, "t3"], lease="4s")
+    bare, plan, log = make_remote(tmp_path, ["t1", REFUSED, "t3"], lease="10s")
     pushes = tmp_path / "refused-pushes.txt"
     _refusing_hook(bare, f"failres/rr/{REFUSED}", pushes)
     top = clone(tmp_path, bare, "a")
@@ -99,7 +99,7 @@ def test_a_branch_the_remote_refuses_for_good_is_quarantined_publish_refused_and
 
 def test_a_remote_gone_for_seconds_inside_the_lease_costs_no_finished_work(tmp_path: Path):
     tasks = ["t1", "t2", "t3", "t4"]
-    bare, plan, log = make_remote(tmp_path, tasks, lease="8s", seconds=1.0)
+    bare, plan, log = make_remote(tmp_path, tasks, lease="15s", seconds=1.0)
     top = clone(tmp_path, bare, "a")
     runner = start_runner(top, plan, "--jobs", "4")
     gone = tmp_path / "remote-gone.git"
@@ -148,7 +148,7 @@ main()
 
 def test_a_runner_whose_clock_runs_five_minutes_ahead_takes_no_live_claim(tmp_path: Path):
     tasks = ["t1", "t2", "t3"]
-    bare, plan, log = make_remote(tmp_path, tasks, lease="3s", seconds=4.0)
+    bare, plan, log = make_remote(tmp_path, tasks, lease="10s", seconds=3.0)
     first, skewed = clone(tmp_path, bare, "a"), clone(tmp_path, bare, "b")
     wrapper = tmp_path / "skewed_failres.py"
     wrapper.write_text(SKEWED)
