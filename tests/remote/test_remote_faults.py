@@ -47,6 +47,10 @@ def _dispatches(log: Path) -> Counter:
     return Counter(log.read_text().split()) if log.exists() else Counter()
 
 
+def _has_ref(top: Path, ref: str) -> bool:
+    return subprocess.run(["git", "show-ref", "--verify", "--quiet", ref], cwd=top).returncode == 0
+
+
 def _fsck_clean(*tops: Path) -> None:
     for top in tops:
         check = subprocess.run(["git", "fsck", "--strict"], cwd=top, capture_output=True, text=True)
@@ -148,7 +152,7 @@ main()
 
 def test_a_runner_whose_clock_runs_five_minutes_ahead_takes_no_live_claim(tmp_path: Path):
     tasks = ["t1", "t2", "t3"]
-    bare, plan, log = make_remote(tmp_path, tasks, lease="10s", seconds=3.0)
+    bare, plan, log = make_remote(tmp_path, tasks, lease="10s", seconds=1.0, go=True)
     first, skewed = clone(tmp_path, bare, "a"), clone(tmp_path, bare, "b")
     wrapper = tmp_path / "skewed_failres.py"
     wrapper.write_text(SKEWED)
@@ -158,6 +162,10 @@ def test_a_runner_whose_clock_runs_five_minutes_ahead_takes_no_live_claim(tmp_pa
                                      "--quiet", "--json", "--jobs", "3"], cwd=skewed, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True,
                                     env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}))
+    # The seats finish only once the skewed runner has read every live claim.
+    looked = [f"refs/remotes/origin/failres-claims/rr/{task}" for task in tasks]
+    _wait_until(lambda: all(_has_ref(skewed, ref) for ref in looked), "the skewed runner's look", runners)
+    (log.parent / "go").write_text("")
     results = _finish(runners)
 
     for code, outcomes, err in results:
