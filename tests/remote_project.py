@@ -27,20 +27,25 @@ if task == {victim!r}:
         sys.exit(1)
     except FileExistsError:
         pass
+go, waited = pathlib.Path({go!r}), 0
+while {go!r} and not go.exists() and waited < 2400:  # held until the test lets the seats finish
+    time.sleep(0.05)
+    waited += 1
 time.sleep({seconds})
 pathlib.Path("src", task + ".py").write_text("DONE = " + repr(task) + "\\n")
 '''
 
 
 def make_remote(tmp_path: Path, tasks: list[str], *, lease: str = "3s", victim: str = "",
-                seconds: float = 0.0) -> tuple[Path, Path, Path]:
-    """(bare remote, plan file, dispatch log): the remote holds a project whose store exists."""
+                seconds: float = 0.0, go: bool = False) -> tuple[Path, Path, Path]:
+    """(bare remote, plan file, dispatch log): the remote holds a project whose store exists.
+    `go`: each seat waits for the file `go` beside the log before it finishes."""
     agents = tmp_path / "agents"
     agents.mkdir()
     log = agents / "dispatches.txt"
     seat = agents / "seat.py"
     seat.write_text(SEAT.format(log=str(log), victim_marker=str(agents / "victim-started"), victim=victim,
-                                seconds=seconds))
+                                seconds=seconds, go=str(agents / "go") if go else ""))
     bare = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
     seed = tmp_path / "seed"

@@ -93,8 +93,9 @@ def _remote_status(ctx, slug: str | None, remote: str, json_out: bool) -> None:
 
     columns = (Column("slug"), Column("task"), Column("state"), Column("holder"), Column("lease left", right=True),
                Column("last failure"))
-    print_table(columns, [(row["slug"], row["task"], row["state"], holder(row), lease(row), row["lastFailClass"])
-                          for row in rows])
+    print_table(columns, [(row["slug"], row["task"], row["state"] + (" (its committed claim has no branch: not trusted)"
+                                                                     if row.get("claimProblem") else ""),
+                           holder(row), lease(row), row["lastFailClass"]) for row in rows])
 
 
 def journal_command(slug: str, task: str | None, json_out: bool) -> None:

@@ -82,6 +82,7 @@ BUILT_IN_FAILURE_CLASSES: tuple[str, ...] = (
     "seat-denied",
     "gate-unavailable",
     "workspace-unrestorable",
+    "publish-refused",
     "unknown",
 )
 

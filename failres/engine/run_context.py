@@ -119,7 +119,8 @@ class RunContext:
     def prepare(self, events: Sequence[dict]) -> None:
         from failres.decisions.records import task_decisions_from_store
 
-        self.int_head = gitops.head_commit(self.engine.top, self.config.integration.branch)
+        start = self.engine.claims.start_point(self.slug, self.task.id) if self.engine.claims is not None else None
+        self.int_head = start or gitops.head_commit(self.engine.top, self.config.integration.branch)
         self.past_events = tuple(events)
         self.widened = widened_files(task_decisions_from_store(self.engine.store, self.slug, self.task.id),
                                      self.slug, self.task.id)

@@ -18,7 +18,7 @@ from failres.containment.tamper import Guard
 from failres.engine.dispatching import Dispatched
 from failres.engine.prompts import JudgeInvocation
 from failres.engine.quarantine import Failure, QuarantineInput, quarantine_task
-from failres.engine.runtime import GateOutcome, TaskOutcome
+from failres.engine.runtime import GateOutcome, PublishRefused, TaskOutcome
 from failres.engine.gates import GateRun, gate_env, run_gate_process, run_setup
 from failres.engine.seats import probe_until_healthy, seat_env, seat_values
 from failres.engine import state
@@ -26,6 +26,7 @@ from failres.engine.preflight import GREEN, RED, UNAVAILABLE, HeadRun, HeadVerdi
 from failres.engine.taxonomy import (
     GATE_NOT_GREEN_AFTER_FIXER,
     GATE_UNAVAILABLE,
+    PUBLISH_REFUSED,
     SEAT_TAMPER,
     Observation,
     classify,
@@ -313,10 +314,16 @@ class RunSteps(RunContext):
         message = redact(f"failres: {self.slug}/{self.task.id} {self.task.title}".rstrip())
         commit = commit_tree(self.engine.git_dir, self.tree, self.base, message,
                              f"Failres-Task: {self.slug}/{self.task.id}")
-        if self.engine.claims is not None and not self.engine.claims.publish(self.slug, self.task.id, self.branch,
-                                                                             commit):
-            # Another runner holds the task now: this result is refused, here as on the remote.
-            raise Interrupted("lost")
+        if self.engine.claims is not None:
+            try:
+                published = self.engine.claims.publish(self.slug, self.task.id, self.branch, commit)
+            except PublishRefused as refused:
+                # Pushing the same refused branch again would be refused again: the work
+                # stays in the quarantine's snapshot and the plan goes on without it.
+                return self.quarantine(Failure(PUBLISH_REFUSED, str(refused), snapshot=self.tree))
+            if not published:
+                # Another runner holds the task now: this result is refused, here as on the remote.
+                raise Interrupted("lost")
         failpoint("commit")
         move_branch(self.engine.top, self.engine.git_dir, self.branch, commit, expected=self.base,
                     own=self.engine.own_moves)

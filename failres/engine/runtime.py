@@ -20,6 +20,11 @@ from lessons.storage.store import Store
 from lessons.failpoints import failpoint
 
 
+class PublishRefused(Exception):
+    """The remote refused a task's result for good while the task was still this runner's (a hook, a
+    protected branch): the task is quarantined `publish-refused` with the remote's words."""
+
+
 class ClaimSeam(Protocol):
     """What the loop asks of a run that shares its plan with other runners through a remote."""
 
@@ -27,7 +32,11 @@ class ClaimSeam(Protocol):
         """`cancel` or `lost` once the task is no longer this runner's to work; None while it is."""
 
     def publish(self, slug: str, task: str, branch: str, commit: str) -> bool:
-        """Push the task's commit (and the finished claim) by compare-and-swap; False when refused."""
+        """Push the task's commit (and the finished claim) by compare-and-swap; False when the task was
+        taken from this runner; PublishRefused when the remote refused it for itself."""
+
+    def start_point(self, slug: str, task: str) -> str | None:
+        """The commit the task starts from when it is not the local integration head; None: that head."""
 
 
 @dataclass

@@ -29,6 +29,7 @@ SEAT_TAMPER = "seat-tamper"
 SEAT_DENIED = "seat-denied"
 GATE_UNAVAILABLE = "gate-unavailable"
 WORKSPACE_UNRESTORABLE = "workspace-unrestorable"
+PUBLISH_REFUSED = "publish-refused"
 UNKNOWN = "unknown"
 
 BUILTIN_CLASSES = (
@@ -44,6 +45,7 @@ BUILTIN_CLASSES = (
     SEAT_DENIED,
     GATE_UNAVAILABLE,
     WORKSPACE_UNRESTORABLE,
+    PUBLISH_REFUSED,
     UNKNOWN,
 )
 
@@ -272,6 +274,11 @@ _BUILTIN_RUNGS = (
     Rung(
         WORKSPACE_UNRESTORABLE, 3, Action.ESCALATE,
         "the task's workspace could not be put back after a seat (files it cannot remove): quarantine",
+    ),
+    Rung(
+        PUBLISH_REFUSED, 3, Action.QUARANTINE,
+        "the remote refused the task's branch the same way twice (a pre-receive hook, a protected branch): "
+        "quarantine with the remote's words, the work kept in the snapshot; the other tasks go on",
     ),
     Rung(
         FIXER_SCOPE_VIOLATION, 3, Action.ESCALATE,

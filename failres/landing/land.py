@@ -11,6 +11,10 @@ where the integration branch is:
   compare-and-swap (`git update-ref NEW OLD`), so a concurrent push in between
   fails the landing instead of being overwritten. Conflicts refuse; a person
   resolves them with a plain `git merge`, and the hook or `label` stamps.
+
+A task committed by a runner on another clone (`run --remote`) has its branch on the
+remote, not here: the journal (synced) says which commit it is, and `land` fetches
+the branch from the remote that has it at that commit before merging.
 """
 
 from __future__ import annotations
@@ -79,6 +83,8 @@ def land_task(top: Path, repo: pygit2.Repository, config: Config, store: Store, 
     branch = config.integration.branch
     theirs = _resolve(repo, f"refs/heads/{task_branch(slug, task)}")
     ours = _resolve(repo, f"refs/heads/{branch}")
+    if theirs is None and fetch_committed_branch(top, repo, task_branch(slug, task), state.last_commit(events)):
+        theirs = _resolve(repo, f"refs/heads/{task_branch(slug, task)}")
     if theirs is None:
         msg = f"branch {task_branch(slug, task)} does not exist"
         raise UsageError(msg, hint=f"run the task first: git failres run PLAN --task {task}")
@@ -112,6 +118,31 @@ def land_task(top: Path, repo: pygit2.Repository, config: Config, store: Store, 
         int_head, how = str(ours.id), "in-memory"
     stamp = _reported(store, stamp_task(store, slug, task, merge, int_head))
     return LandResult(slug, task, branch, merge, int_head, how, stamp)
+
+
+def fetch_committed_branch(top: Path, repo: pygit2.Repository, branch: str, commit: str | None) -> str | None:
+    """Bring a task branch committed on another clone here: the first remote whose branch names the
+    journal's commit (origin first). The remote's name, or None when none has it.
+
+    Only a branch at the journal's commit is taken: the journal says what the task committed, and
+    a remote's branch that says otherwise is not that task's work.
+    """
+    if not commit:
+        return None
+    names = sorted(repo.remotes.names(), key=lambda name: name != "origin")
+    for remote in names:
+        tracking = f"refs/remotes/{remote}/failres-view/heads-{branch.replace('/', '-')}"
+        done = try_git(top, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote,
+                             f"+refs/heads/{branch}:{tracking}"], config=("core.logAllRefUpdates=false",))
+        if done.returncode != 0 or _resolve(pygit2.Repository(str(top)), tracking) is None:
+            continue
+        if str(_resolve(pygit2.Repository(str(top)), tracking).id) != commit:
+            continue
+        made = try_git(top, ["update-ref", "-m", f"failres: task branch from {remote}", f"refs/heads/{branch}",
+                             commit, "0" * 40])
+        if made.returncode == 0:
+            return remote
+    return None
 
 
 def _reported(store: Store, stamp: StampResult) -> StampResult:

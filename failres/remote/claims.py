@@ -13,9 +13,13 @@ the task's claim history. The states:
   over until a runner is told to run that task again (`--task`).
 
 Who may take a claim is decided without trusting clocks across machines: a held
-claim is expired for a runner when that runner has seen the same claim commit,
-unrenewed, for a whole lease on its own monotonic clock (or when its `until` is
-more than a lease in the past, which no plausible clock skew explains).
+claim is expired for a runner only when that runner has seen the same claim commit
+(each renewal is a new one), unrenewed, for a whole lease on its own monotonic clock.
+Its `until` is never compared with the observer's clock: a runner whose clock ran
+five minutes ahead read every live, renewing claim as long expired and took them all.
+A `committed` claim is trusted only while the task branch it names is on the remote:
+one without it (written by hand, or by a runner that lost its push) is judged like
+a held claim, so the task is taken once that claim has stood unchanged for a lease.
 """
 
 from __future__ import annotations
@@ -108,12 +112,6 @@ def new_claim(slug: str, task: str, *, host: str, pid: int, run: str, now: datet
                  int_head=int_head)
 
 
-def clearly_expired(claim: Claim, now: datetime, lease: float) -> bool:
-    """A held claim whose `until` lies more than a whole lease in the past by this clock."""
-    until = parse_ts(claim.until)
-    return until is not None and (now - until).total_seconds() > lease
-
-
 @dataclass(frozen=True)
 class Verdict:
     """What a runner may do about one task now."""
@@ -122,22 +120,26 @@ class Verdict:
     why: str  # for a person: who holds it, or what it is
 
 
-def claim_verdict(claim: Claim | None, *, unchanged_for: float, lease: float, now: datetime, run: str,
-                  explicit: bool) -> Verdict:
+def claim_verdict(claim: Claim | None, *, unchanged_for: float, lease: float, run: str, explicit: bool,
+                  branch_behind: bool = True) -> Verdict:
     """Whether this runner may claim a task whose claim ref reads `claim` (None: no ref).
 
     Asked only about tasks this runner is not running now. `unchanged_for`: how long this
     runner has seen that same claim commit (its own monotonic clock). `explicit`: the runner
     was told to run this task (`--task`), which claims a quarantined or cancelled task again;
-    a committed one never.
+    a committed one never. `branch_behind`: for a committed claim, whether the remote's task
+    branch names its commit; without it the claim proves nothing.
     """
     if claim is None:
         return Verdict(True, "unclaimed")
     if claim.state == "released":
         return Verdict(True, "released")
-    if claim.state == "committed":
+    expired = unchanged_for >= lease
+    if claim.state == "committed" and branch_behind:
         return Verdict(False, f"committed by {claim.host} pid {claim.pid}")
-    expired = unchanged_for >= lease or clearly_expired(claim, now, lease)
+    if claim.state == "committed":
+        why = f"committed by {claim.host} pid {claim.pid} without its branch on the remote"
+        return Verdict(expired, f"{why}: {'taken as unclaimed' if expired else 'not trusted'}")
     if claim.state == "quarantined":
         return Verdict(explicit, f"quarantined on {claim.host} pid {claim.pid}")
     if claim.state == "cancelled":

@@ -2,7 +2,9 @@
 
 The loop, until nothing is left for this runner:
 
-1. read every claim of the plan on the remote (one fetch);
+1. read every claim of the plan on the remote (one fetch), and, for a committed claim
+   not seen before, whether the task branch it names is on the remote (one
+   `ls-remote`): a committed claim without its branch is not trusted;
 2. for each task in plan order: done when its claim is finished (committed,
    quarantined, cancelled) or this runner finished it; waiting while another runner
    holds it (it may be taken over once that runner's lease runs out) or while a
@@ -11,11 +13,15 @@ The loop, until nothing is left for this runner:
 3. claim what may be claimed, up to `--jobs` at once, each by a compare-and-swap
    push of its claim ref, and run it through the ordinary task loop in a thread of
    its own; the loop asks the `Hold` whether the task is still this runner's and
-   publishes the commit through it (see `holder`);
+   publishes the commit through it (see `holder`); a task that comes `after` another
+   starts from the remote's integration head, fetched, since the task it waits for was
+   landed there, maybe by another clone, and this clone's own branch may not have it;
 4. after each task, sync the store, so every runner's journal and lessons meet on
    the remote; wait for a task to end or for the next poll, and go back to 1.
 
-The runner ends when every task of its selection is finished or can never start;
+Every task of the plan is journaled as planned before the first sync, so `status
+--remote` lists the tasks no runner has started yet. The runner ends when every task
+of its selection is finished or can never start;
 a task held by another runner keeps it waiting, so a task whose runner died is
 taken over rather than left behind.
 """
@@ -35,7 +41,8 @@ from failres.containment.locks import AlreadyRunning, TaskLock, stop_lost_seat
 from failres.engine import state
 from failres.engine.loop import TaskRun
 from failres.engine.runtime import Engine, TaskOutcome
-from failres.engine.schedule import fork_engine
+from failres.engine.runtime import PublishRefused
+from failres.engine.schedule import fork_engine, record_planned
 from failres.errors import FailresError, UsageError
 from failres.journal import read_journal
 from failres.engine.plan import Plan, Task
@@ -77,6 +84,7 @@ class RemoteRun:
         self.pid = os.getpid()
         self.holds: dict[str, Hold] = {}
         self.seen: dict[str, tuple[str, float]] = {}  # task -> (claim commit, since when this runner sees it)
+        self.behind: dict[str, bool] = {}  # committed claim commit -> whether the remote has its branch at its commit
 
     # ---- the seam the task loop calls (engine.claims) ----
 
@@ -89,7 +97,22 @@ class RemoteRun:
         if hold is None:
             return False
         failpoint("publish")
-        return hold.finish("committed", branch=(f"refs/heads/{branch}", commit), commit=commit)
+        if hold.finish("committed", branch=(f"refs/heads/{branch}", commit), commit=commit):
+            return True
+        if hold.refused is not None:
+            raise PublishRefused(hold.refused.describe())
+        return False
+
+    def start_point(self, slug: str, task: str) -> str | None:
+        if not self.plan.task(task).after:
+            return None
+        branch = f"refs/heads/{self.engine.config.integration.branch}"
+        try:
+            return self.claims.fetch_tip(branch) or None
+        except Unreachable as error:
+            log.warning("failres: %s/%s starts from this clone's %s: fetching the remote's failed: %s",
+                        slug, task, branch, error)
+            return None
 
     # ---- the schedule ----
 
@@ -99,6 +122,7 @@ class RemoteRun:
             raise UsageError(msg)
         reaper.become_subreaper()
         self.engine.claims = self
+        record_planned(self.engine.store, self.plan, self.plan.tasks)
         self.sync_store()
         outcomes: dict[str, TaskOutcome] = {}
         running: dict[str, Future] = {}
@@ -160,6 +184,7 @@ class RemoteRun:
         for task_id, claim in claims.items():
             if self.seen.get(task_id, ("", 0.0))[0] != claim.oid:
                 self.seen[task_id] = (claim.oid, now)
+        self._check_branches(claims)
         journal = read_journal(self.engine.store, self.plan.slug)
         waiting = False
         for task in self.selected:
@@ -167,10 +192,11 @@ class RemoteRun:
                 continue
             claim = claims.get(task.id)
             seen_since = self.seen.get(task.id, ("", now))[1]
-            verdict = claim_verdict(claim, unchanged_for=now - seen_since, lease=self.lease, now=utc_now(),
-                                    run=self.run_id, explicit=task.id in self.explicit)
+            behind = claim is None or self.behind.get(claim.oid, True)
+            verdict = claim_verdict(claim, unchanged_for=now - seen_since, lease=self.lease, run=self.run_id,
+                                    explicit=task.id in self.explicit, branch_behind=behind)
             if not verdict.may_claim:
-                if claim is not None and claim.state in FINISHED and not (
+                if claim is not None and claim.state in FINISHED and behind and not (
                         claim.state != "committed" and task.id in self.explicit):
                     outcomes[task.id] = outcome_of_claim(claim)
                 else:
@@ -193,6 +219,25 @@ class RemoteRun:
             self.holds[task.id] = hold
             running[task.id] = pool.submit(self._run_task, task, hold)
         return waiting
+
+    def _check_branches(self, claims: dict[str, Claim]) -> None:
+        """Whether each committed claim not checked yet has its task branch on the remote, at its commit."""
+        unchecked = {c.oid: c for c in claims.values() if c.state == "committed" and c.oid not in self.behind}
+        if not unchecked:
+            return
+        try:
+            tips = self.claims.remote_tips(f"refs/heads/failres/{self.plan.slug}/")
+        except Unreachable as error:
+            log.warning("failres: %s", error)
+            return  # unchecked stays unchecked: trusted for now, checked at the next look
+        for oid, claim in unchecked.items():
+            tip = tips.get(f"refs/heads/failres/{self.plan.slug}/{claim.task}", "")
+            self.behind[oid] = bool(claim.commit) and tip == claim.commit
+            if not self.behind[oid]:
+                log.warning("failres: %s/%s: the claim says committed by %s pid %s, but the remote's task branch "
+                            "does not name its commit %s; not trusted: the task is taken as unclaimed once the "
+                            "claim has stood unchanged for a lease", self.plan.slug, claim.task, claim.host,
+                            claim.pid, claim.commit[:12] or "(none)")
 
     def _after(self, task: Task, claims: dict[str, Claim], outcomes: dict[str, TaskOutcome], journal) -> bool | str:
         """False: may start; True: wait (a task it comes after is unfinished); a reason: it never can in this run."""
@@ -267,7 +312,11 @@ class RemoteRun:
             hold.finish("committed", branch=(f"refs/heads/failres/{self.plan.slug}/{outcome.task}", outcome.commit),
                         commit=outcome.commit)
         elif outcome.state == "landed":
-            hold.finish("committed", commit=outcome.commit or "")
+            # Landed on this clone earlier: its task commit goes to the remote as the branch, so
+            # the committed claim has the branch that makes it trusted.
+            commit = state.last_commit(read_journal(self.engine.store, self.plan.slug).for_task(outcome.task)) or ""
+            hold.finish("committed", branch=(f"refs/heads/failres/{self.plan.slug}/{outcome.task}", commit)
+                        if commit else None, commit=commit)
         elif outcome.state in ("quarantined", "stopped"):
             hold.finish("quarantined")
         elif outcome.state == "interrupted":

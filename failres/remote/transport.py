@@ -37,10 +37,34 @@ class Unreachable(GitError):
 
 @dataclass(frozen=True)
 class PushResult:
-    """Whether every ref of one push moved; git's words for the first that did not."""
+    """Whether every ref of one push moved; for the first that did not, which and git's words."""
 
     accepted: bool
     reason: str = ""
+    ref: str = ""
+    words: str = ""  # what the remote itself said (`remote:` lines: a hook's message), bounded
+
+
+# What git says of the other refs of an atomic push that one refused ref took down with it.
+_ATOMIC_FALLOUT = ("atomic push failure", "atomic push failed", "atomic transaction failed")
+_WORDS_LIMIT = 500
+
+
+def remote_words(stderr: bytes) -> str:
+    """The remote's own lines of a push's stderr (a pre-receive hook's message), on one line."""
+    lines = [line.removeprefix("remote:").strip() for line in stderr.decode("utf-8", "replace").splitlines()
+             if line.startswith("remote:")]
+    return " ".join(line for line in lines if line)[:_WORDS_LIMIT]
+
+
+def first_refusal(statuses: dict[str, tuple[bool, str]], refs: list[str], fallback: str) -> tuple[str, str] | None:
+    """(ref, reason) of the ref that refused a push, past the refs an atomic push refused with it; None: all moved."""
+    refused = [(ref, statuses.get(ref, (False, fallback))[1]) for ref in refs
+               if not statuses.get(ref, (False, fallback))[0]]
+    if not refused:
+        return None
+    causes = [(ref, reason) for ref, reason in refused if not any(f in reason for f in _ATOMIC_FALLOUT)]
+    return (causes or refused)[0]
 
 
 @contextmanager
@@ -98,11 +122,10 @@ class RemoteClaims:
         if not statuses and done.returncode != 0:
             msg = f"git push {self.remote} failed: {first_error_line(done.stderr)}"
             raise Unreachable(msg, hint="check the remote with `git remote -v`")
-        for name in ([ref] + ([branch[0]] if branch else [])):
-            ok, reason = statuses.get(name, (False, first_error_line(done.stderr)))
-            if not ok:
-                return PushResult(False, reason)
-        return PushResult(True)
+        refused = first_refusal(statuses, ([branch[0]] if branch else []) + [ref], first_error_line(done.stderr))
+        if refused is None:
+            return PushResult(True)
+        return PushResult(False, refused[1], refused[0], remote_words(done.stderr))
 
     def remote_tip(self, ref: str) -> str:
         """The commit `ref` names on the remote now; "" when it does not exist."""
@@ -111,6 +134,39 @@ class RemoteClaims:
             msg = f"git ls-remote {self.remote} failed: {first_error_line(done.stderr)}"
             raise Unreachable(msg, hint="check the remote with `git remote -v`")
         return tip_in_ls_remote(done.stdout, ref) or ""
+
+
+    def remote_tips(self, prefix: str) -> dict[str, str]:
+        """ref -> commit of every ref under `prefix` on the remote now (one `ls-remote`)."""
+        done = self._git("ls-remote", self.remote, f"{prefix}*")
+        if done.returncode != 0:
+            msg = f"git ls-remote {self.remote} failed: {first_error_line(done.stderr)}"
+            raise Unreachable(msg, hint="check the remote with `git remote -v`")
+        tips = {}
+        for line in done.stdout.decode("utf-8", "replace").splitlines():
+            oid, _, name = line.partition("\t")
+            if name.startswith(prefix):
+                tips[name] = oid
+        return tips
+
+    def fetch_tip(self, ref: str) -> str:
+        """Fetch `ref` from the remote and say which commit it names there ("" when absent).
+
+        Into a tracking ref of failres's own (`failres-view/`), never the person's
+        `refs/remotes/<remote>/<branch>`: a fetch there while a seat runs would read as
+        the seat's move to the tamper check.
+        """
+        tracking = f"refs/remotes/{self.remote}/failres-view/{ref.removeprefix('refs/').replace('/', '-')}"
+        with _fetch_turn(self.git_dir):
+            done = try_git(self.top, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", self.remote,
+                                      f"+{ref}:{tracking}"], config=("core.logAllRefUpdates=false",))
+            if done.returncode != 0:
+                if not self.remote_tip(ref):
+                    return ""
+                msg = f"git fetch {self.remote} failed: {first_error_line(done.stderr)}"
+                raise Unreachable(msg, hint="check the remote with `git remote -v`")
+            tip = self._git("rev-parse", "--verify", "--quiet", f"{tracking}^{{commit}}")
+        return tip.stdout.decode().strip() if tip.returncode == 0 else ""
 
 
 def fetch_claims(top: Path, remote: str, slug: str = "") -> dict[tuple[str, str], Claim]:

@@ -2,7 +2,11 @@
 
 Both read the remote, never this clone's guesses: the claims as they are there now
 (one fetch), and for `status` the remote's store, fetched into its tracking ref and
-read in place (nothing is merged into the local store: status writes no record).
+read in place (nothing is merged into the local store: status writes no record). Every
+task a runner has seen is in that store's journal, pending ones too (each runner
+journals the plan's tasks as planned). A `committed` claim counts only when the task
+branch it names is on the remote (one `ls-remote`): one without it says nothing of the
+task, and its row says the claim is not trusted.
 A cancel is a claim commit of state `cancelled` pushed by compare-and-swap over the
 holder's claim: the holder's next renewal is refused, it reads why, stops its seat
 and journals `interrupted` (reason `cancel`), and no other runner takes the task.
@@ -45,6 +49,19 @@ def claim_state(journal_state: str, claim: Claim | None, lease_left: float | Non
     return journal_state
 
 
+UNTRUSTED = "a committed claim without its task branch on the remote: not trusted"
+
+
+def _untrusted(top: Path, remote: str, claims: dict[tuple[str, str], Claim]) -> set[tuple[str, str]]:
+    """The (slug, task) whose committed claim names a commit the remote's task branch does not."""
+    committed = {key: claim for key, claim in claims.items() if claim.state == "committed"}
+    if not committed:
+        return set()
+    tips = RemoteClaims(top, remote, "").remote_tips("refs/heads/failres/")  # Unreachable is a GitError
+    return {(slug, task) for (slug, task), claim in committed.items()
+            if not claim.commit or tips.get(f"refs/heads/failres/{slug}/{task}") != claim.commit}
+
+
 def _remote_store(top: Path, remote: str, ref: str) -> Store | None:
     # Not the tracking ref `sync` keeps: that one says this clone's store existed, which a look does not.
     tracking = f"refs/remotes/{remote}/failres-view/{ref.removeprefix('refs/').replace('/', '-')}"
@@ -67,6 +84,7 @@ def remote_statuses(top: Path, store_ref: str, remote: str, slug: str | None = N
     check_remote(pygit2.Repository(str(top)), remote)
     claims = fetch_claims(top, remote, slug or "")
     store = _remote_store(top, remote, store_ref)
+    untrusted = _untrusted(top, remote, claims)
     slugs = {slug} if slug else set(list_slugs(store) if store is not None else []) | {s for s, _ in claims}
     now = utc_now()
     rows = []
@@ -78,6 +96,8 @@ def remote_statuses(top: Path, store_ref: str, remote: str, slug: str | None = N
         for task in sorted(tasks):
             events = events_of(task)
             claim = claims.get((name, task))
+            trusted = claim is None or (name, task) not in untrusted
+            judged = claim if trusted else None
             left = claim.lease_left(now) if claim is not None else None
             found = state.quarantines(events)
             committed = state.last_event(events, "task-committed")
@@ -86,13 +106,14 @@ def remote_statuses(top: Path, store_ref: str, remote: str, slug: str | None = N
                 holder = {"host": claim.host, "pid": claim.pid, "run": claim.run, "since": claim.since,
                           "until": claim.until}
             rows.append({
-                "slug": name, "task": task, "state": claim_state(state.task_state(events), claim, left),
+                "slug": name, "task": task, "state": claim_state(state.task_state(events), judged, left),
                 "claim": claim.state if claim is not None else None, "holder": holder,
                 "leaseLeft": round(left, 1) if left is not None else None,
                 "pid": claim.pid if claim is not None and claim.state == "held" else None,
                 "quarantines": len(found), "lastFailClass": found[-1].fail_class if found else None,
-                "commit": (claim.commit if claim is not None and claim.commit else None)
+                "commit": (judged.commit if judged is not None and judged.commit else None)
                 or (committed or {}).get("commit"),
+                "claimProblem": None if trusted else UNTRUSTED,
                 "updated": events[-1].get("ts") if events else (claim.since if claim is not None else None),
                 "events": len(events),
             })

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from conftest import git
 from failres.remote.claims import claim_verdict, format_ts, new_claim, parse_claim
-from failres.remote.holder import Hold
-from failres.remote.transport import RemoteClaims
+from failres.remote.holder import Hold, Refusal, backoff, refused_for_good
+from failres.remote.transport import RemoteClaims, first_refusal, remote_words
 from remote_project import claim_history, clone, make_remote
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -35,24 +35,32 @@ def test_a_message_that_is_no_claim_is_read_past():
 
 def test_a_held_claim_is_taken_only_after_a_whole_lease_unrenewed_by_the_takers_own_clock():
     held = _claim()
-    assert not claim_verdict(held, unchanged_for=59, lease=60, now=NOW, run="r2", explicit=False).may_claim
-    assert claim_verdict(held, unchanged_for=60, lease=60, now=NOW, run="r2", explicit=False).may_claim
-    # An `until` long past is expired at once, whatever this runner has seen.
-    old = _claim(until=NOW - timedelta(seconds=61))
-    assert claim_verdict(old, unchanged_for=0, lease=60, now=NOW, run="r2", explicit=False).may_claim
+    assert not claim_verdict(held, unchanged_for=59, lease=60, run="r2", explicit=False).may_claim
+    assert claim_verdict(held, unchanged_for=60, lease=60, run="r2", explicit=False).may_claim
+    # An `until` long past by some clock proves nothing: the clocks of two machines differ.
+    old = _claim(until=NOW - timedelta(days=1))
+    assert not claim_verdict(old, unchanged_for=59, lease=60, run="r2", explicit=False).may_claim
+
+
+def test_a_committed_claim_without_its_branch_is_not_trusted_and_is_taken_once_it_stood_a_lease():
+    forged = _claim("committed")
+    assert not claim_verdict(forged, unchanged_for=999, lease=60, run="r2", explicit=False).may_claim
+    waiting = claim_verdict(forged, unchanged_for=59, lease=60, run="r2", explicit=False, branch_behind=False)
+    assert not waiting.may_claim and "not trusted" in waiting.why
+    assert claim_verdict(forged, unchanged_for=60, lease=60, run="r2", explicit=False, branch_behind=False).may_claim
 
 
 def test_finished_claims_are_never_taken_and_quarantined_ones_only_when_asked():
     for state in ("committed", "quarantined", "cancelled"):
-        assert not claim_verdict(_claim(state), unchanged_for=999, lease=60, now=NOW, run="r2",
+        assert not claim_verdict(_claim(state), unchanged_for=999, lease=60, run="r2",
                                  explicit=False).may_claim
-    assert not claim_verdict(_claim("committed"), unchanged_for=999, lease=60, now=NOW, run="r2",
+    assert not claim_verdict(_claim("committed"), unchanged_for=999, lease=60, run="r2",
                              explicit=True).may_claim
-    assert claim_verdict(_claim("quarantined"), unchanged_for=0, lease=60, now=NOW, run="r2", explicit=True).may_claim
-    assert not claim_verdict(_claim("cancelled"), unchanged_for=0, lease=60, now=NOW, run="r2",
+    assert claim_verdict(_claim("quarantined"), unchanged_for=0, lease=60, run="r2", explicit=True).may_claim
+    assert not claim_verdict(_claim("cancelled"), unchanged_for=0, lease=60, run="r2",
                              explicit=True).may_claim
-    assert claim_verdict(_claim("released"), unchanged_for=0, lease=60, now=NOW, run="r2", explicit=False).may_claim
-    assert claim_verdict(None, unchanged_for=0, lease=60, now=NOW, run="r2", explicit=False).may_claim
+    assert claim_verdict(_claim("released"), unchanged_for=0, lease=60, run="r2", explicit=False).may_claim
+    assert claim_verdict(None, unchanged_for=0, lease=60, run="r2", explicit=False).may_claim
 
 
 def _take(claims: RemoteClaims, expected: str, run: str, lease: float = 60.0):
@@ -116,3 +124,26 @@ def test_a_holder_renews_its_claim_while_it_holds_it(tmp_path: Path):
     history = claim_history(bare, "t1")
     assert history[0]["state"] == "committed" and [h["state"] for h in history[1:]].count("held") >= 2
     assert len({h["until"] for h in history[1:]}) == len(history) - 1  # each renewal pushed the lease on
+
+
+def test_a_failed_push_is_tried_again_at_once_then_with_a_doubling_wait_never_past_the_cap():
+    assert [backoff(n, 2.0) for n in range(1, 8)] == [0.0, 0.25, 0.5, 1.0, 2.0, 2.0, 2.0]
+
+
+def test_the_same_refusal_twice_is_final_and_a_changing_one_ends_after_three_pushes():
+    hook = Refusal("refs/heads/failres/rr/t1", "pre-receive hook declined", "policy: protected")
+    other = Refusal("refs/heads/failres/rr/t1", "pre-receive hook declined", "policy: busy, try later")
+    assert not refused_for_good([hook])
+    assert refused_for_good([hook, hook])
+    assert not refused_for_good([other, hook])
+    assert refused_for_good([other, hook, other])
+    assert hook.describe() == "the remote refused refs/heads/failres/rr/t1 (pre-receive hook declined): policy: protected"
+
+
+def test_the_ref_that_refused_an_atomic_push_is_named_past_the_refs_it_took_down_with_it():
+    statuses = {"refs/failres/claims/rr/t1": (False, "[remote rejected] (atomic push failure)"),
+                "refs/heads/failres/rr/t1": (False, "[remote rejected] (protected branch hook declined)")}
+    assert first_refusal(statuses, ["refs/failres/claims/rr/t1", "refs/heads/failres/rr/t1"], "") == (
+        "refs/heads/failres/rr/t1", "[remote rejected] (protected branch hook declined)")
+    assert first_refusal({"refs/a": (True, "")}, ["refs/a"], "") is None
+    assert remote_words(b"remote: policy: no        \nremote: \nerror: failed to push\n") == "policy: no"
