@@ -25,8 +25,9 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-import zlib
 from pathlib import Path
+
+from failres.gitops.verify import set_aside_broken_pack, set_aside_forged
 
 _FANOUT = tuple(f"{i:02x}" for i in range(256))
 # Timestamps a filesystem keeps may lag the clock a little: what changed this close
@@ -83,16 +84,11 @@ class ObjectWatch:
         loose, packs = self.suspects()
         what: list[str] = []
         for oid, path in loose:
-            if _holds(path, oid):
-                continue
-            _set_aside(path, keep)
-            what.append(f"the object {oid[:12]} did not hold what its name says: {self._put_back(oid)}")
+            if set_aside_forged(path, oid, keep):
+                what.append(f"the object {oid[:12]} did not hold what its name says: {self._put_back(oid)}")
         for pack in packs:
-            problem = self._verify_pack(pack)
+            problem = set_aside_broken_pack(self.git_dir, pack, keep)
             if problem:
-                for part in (pack, pack.with_suffix(".idx"), pack.with_suffix(".rev")):
-                    if part.exists():
-                        _set_aside(part, keep)
                 what.append(f"the pack {pack.name} did not verify ({problem}): removed")
         return what
 
@@ -115,27 +111,6 @@ class ObjectWatch:
                 return f"put back from {path.name} in the checkout"
         return "removed; the true object is nowhere to be had (`git fsck` names what needs it)"
 
-    def _verify_pack(self, pack: Path) -> str | None:
-        from failres.gitops.git import try_git
-
-        idx = pack.with_suffix(".idx")
-        if not idx.exists():
-            return None  # still being written by git, or an orphan git ignores
-        done = try_git(self.git_dir, ["verify-pack", str(idx)], env={"GIT_DIR": str(self.git_dir)})
-        if done.returncode == 0:
-            return None
-        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        return lines[-1] if lines else f"exit {done.returncode}"
-
-
-def _holds(path: Path, oid: str) -> bool:
-    """Whether the loose object file at `path` inflates to an object whose hash is `oid`."""
-    try:
-        raw = zlib.decompress(path.read_bytes())
-    except (OSError, zlib.error):
-        return False
-    return hashlib.sha1(raw).hexdigest() == oid  # noqa: S324 - git's object names are SHA-1
-
 
 def _blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: S324 - git's object names
@@ -149,13 +124,3 @@ def _checkout_paths_of(repo, oid: str) -> list[Path]:
     except Exception:  # noqa: BLE001 - no index: no checkout to recover from
         return []
     return [Path(repo.workdir, entry.path) for entry in index if str(entry.id) == oid]
-
-
-def _set_aside(path: Path, keep) -> None:
-    """Move a forged object out of the database, a copy kept by `keep(path, name)` first."""
-    if keep is not None:
-        keep(path, Path("objects", path.parent.name + path.name))
-    try:
-        path.unlink()
-    except OSError:
-        pass

@@ -58,6 +58,7 @@ class QuarantineInput:
     base: str
     conditions: Any  # resolver.Conditions: the keys stop-loss compares
     base_tree: str | None = None
+    objects: Any = None  # the task's TaskObjects: where the failing state's objects are until a snapshot commits them
 
 
 def snapshot_ref(slug: str, task: str, lesson_id: str) -> str:
@@ -66,13 +67,19 @@ def snapshot_ref(slug: str, task: str, lesson_id: str) -> str:
 
 def take_snapshot(run: QuarantineInput, tree: str, lesson_id: str) -> str:
     """A commit of `tree` (secrets left out) on the task's start, kept reachable under a ref."""
-    repo = pygit2.Repository(str(Path(run.engine.git_dir)))
+    person = pygit2.Repository(str(Path(run.engine.git_dir)))
+    # Built in the task's object directory; what the snapshot commit names is then copied
+    # into the person's database, and nothing else of the failing state.
+    repo = run.objects.repo() if run.objects is not None else person
     safe = secret_free_tree(repo, tree, run.base_tree)
     from lessons.storage.store import store_signature
 
-    signature = store_signature(repo)
+    signature = store_signature(person)
     message = redact(f"failres: snapshot of {run.slug}/{run.task} at quarantine\n")
     commit = repo.create_commit(None, signature, signature, message, safe, [pygit2.Oid(hex=run.base)])
+    if run.objects is not None:
+        run.objects.bring_in(str(commit))
+    repo = person
     ref = snapshot_ref(run.slug, run.task, lesson_id)
     # Noted before it is made: another task's tamper check may look in between.
     run.engine.own_moves.note(ref, str(commit))

@@ -312,6 +312,10 @@ class RunSteps(RunContext):
             self.finish_workspace(keep=False)
             return TaskOutcome(self.slug, self.task.id, "committed", commit=self.base, message=NO_CHANGE)
         message = redact(f"failres: {self.slug}/{self.task.id} {self.task.title}".rstrip())
+        if self.workspace is not None:
+            forged = self.bring_in(self.tree)
+            if forged is not None:
+                return self.quarantine(forged)
         commit = commit_tree(self.engine.git_dir, self.tree, self.base, message,
                              f"Failres-Task: {self.slug}/{self.task.id}")
         if self.engine.claims is not None:
@@ -328,7 +332,6 @@ class RunSteps(RunContext):
         move_branch(self.engine.top, self.engine.git_dir, self.branch, commit, expected=self.base,
                     own=self.engine.own_moves)
         self.journal("task-committed", commit=commit, intHead=self.int_head)
-        self.drop_unnamed([self.tree])
         self.finish_workspace(keep=False)
         return TaskOutcome(self.slug, self.task.id, "committed", commit=commit)
 
@@ -337,8 +340,8 @@ class RunSteps(RunContext):
         outcome = quarantine_task(QuarantineInput(
             engine=self.engine, slug=self.slug, task=self.task.id, files=tuple(self.task.files),
             int_head=self.int_head, base=self.base or self.int_head, conditions=self.conditions,
-            base_tree=self.workspace.base_tree if self.workspace else None), failure)
-        self.drop_unnamed(self.snapshot_trees())
+            base_tree=self.workspace.base_tree if self.workspace else None,
+            objects=self.workspace.objects if self.workspace else None), failure)
         # Without rollback the failed workspace stays for a person to look at.
         keep = rollback and not self.config.repair.rollback
         self.finish_workspace(keep=keep)
@@ -346,23 +349,22 @@ class RunSteps(RunContext):
             self.ask_resolver(outcome.decision)
         return outcome
 
-    def drop_unnamed(self, trees: list[str]) -> None:
-        """The seat's accepted files that no commit or snapshot names leave the person's object database."""
-        from failres.gitops.snapshot_objects import drop_unnamed
+    def bring_in(self, tree: str) -> Failure | None:
+        """The committed tree's objects, and only those, enter the person's database from the task's.
 
-        if self.workspace is not None and self.workspace.fresh:
-            drop_unnamed(self.engine.git_dir, self.workspace.fresh, trees)
-            self.workspace.fresh.clear()
-
-    def snapshot_trees(self) -> list[str]:
+        Each is read hash-checked on the way: a seat that reached the task's object
+        directory and rewrote an object failres hashed for an earlier dispatch gets
+        nothing into the person's database, and the task is quarantined.
+        """
         import pygit2
 
-        from failres.engine.quarantine import SNAPSHOT_REFS
-
-        repo = pygit2.Repository(str(self.engine.git_dir))
-        prefix = f"{SNAPSHOT_REFS}/{self.slug}/{self.task.id}/"
-        return [str(repo.references[name].peel(pygit2.Commit).tree_id) for name in repo.references
-                if name.startswith(prefix)]
+        try:
+            self.workspace.objects.bring_in(tree)
+        except (pygit2.GitError, KeyError, ValueError) as error:
+            what = f"an object of the task's tree did not hold what its name says: {error}"
+            self.journal("seat-tamper", what=[what])
+            return Failure(SEAT_TAMPER, what)
+        return None
 
     def ask_resolver(self, decision_id: str) -> None:
         """Let the resolver seat propose an answer right away; a person decides (unless configured otherwise)."""

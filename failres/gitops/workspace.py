@@ -15,7 +15,8 @@ keeps that index's bytes in memory and writes them back before every read, so a 
 that found it and forged its stat data changes nothing. It writes them through
 `beneath`, never through a link: a seat that replaced that directory with a link to
 the person's `.git` would otherwise have failres's git write the person's index. Objects failres hashes go
-straight into the person's object database, which is where the task commit is made.
+into the task's own object directory beside that index (`task_objects`), with the person's database
+as an alternate; only what a task commit or a snapshot names enters the person's.
 
 `purify` puts the files back to exactly one tree: tracked files through the private
 index, and every untracked or ignored file removed except the paths a gate declares
@@ -39,7 +40,8 @@ from failres.errors import GitError
 from failres.gitops.git import run_git
 from failres.gitops.status import STATUS_ARGS, StatusReport, parse_status
 from failres.gitops.odd_scan import Scanned, full_scan, odd_walk
-from failres.gitops.snapshot_objects import fresh_blobs, not_yet_stored, promote_redacted
+from failres.gitops.snapshot_objects import promote_redacted
+from failres.gitops.task_objects import TaskObjects
 from failres.gitops.verify import ObjectsPoisoned, verify_objects
 from failres.gitops.workspace_files import (
     WORKSPACE_DESCRIPTION,
@@ -109,7 +111,7 @@ class Workspace:
         self._no_nested = False  # `check` found no nested `.git`, and nothing has run here since
         self._scanned: Scanned | None = None  # the directories as the last full walk found them (`odd_scan`)
         self._identity: tuple[str, int, int] | None = None  # set once the directory exists
-        self.fresh: dict[str, str] = {}  # blobs `accept` wrote that were not there before: oid -> path
+        self.objects = TaskObjects(git_dir, state_dir / "objects")  # what failres hashes here, until committed
 
     # ── paths ────────────────────────────────────────────────────────────
 
@@ -128,9 +130,9 @@ class Workspace:
 
     def git(self, args: Sequence[str], *, index: Path | None = None, stdin: bytes | None = None,
             objects: Path | None = None) -> bytes:
-        env = self._env(index)
-        if objects is not None:  # objects written aside, the person's read through an alternate
-            env |= {"GIT_OBJECT_DIRECTORY": str(objects), "GIT_ALTERNATE_OBJECT_DIRECTORIES": f"{self.git_dir}/objects"}
+        """git on the person's git dir and the workspace; objects go to the task's directory (or `objects`)."""
+        self._state("objects")  # made, and checked to be no link a seat planted, before git writes there
+        env = self._env(index) | self.objects.env(into=objects)
         return run_git(self.path, args, env=env, stdin=stdin, config=TRUSTED_READ)
 
     # ── creating and removing ────────────────────────────────────────────
@@ -195,7 +197,7 @@ class Workspace:
             self.path.unlink()
         elif self.replaced() is None:
             remove_tree(self.path)
-        for name in ("index", "index.lock", "scratch", "path"):
+        for name in ("index", "index.lock", "scratch", "objects", "path"):
             target = self.state_dir / name
             if target.is_dir():
                 remove_tree(target)
@@ -258,7 +260,7 @@ class Workspace:
         """
         relative = self.state_dir.relative_to(self.git_dir)
         try:
-            beneath.make_dirs(self.git_dir, relative / name if name == "scratch" else relative)
+            beneath.make_dirs(self.git_dir, relative / name if name in ("scratch", "objects") else relative)
         except beneath.Planted as error:
             msg = f"failres's own state for a task workspace was tampered with: {error}"
             raise GitError(msg, hint="a seat may have planted it; remove that path and run again") from None
@@ -306,10 +308,8 @@ class Workspace:
         self._require_intact()
         self._restore_private_index()
         spec = b"\0".join(os.fsencode(p) for p in wanted) + b"\0"
-        missing = not_yet_stored(self.git_dir, self.path, wanted)
         self.git(["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"], stdin=spec)
         tree = self.git(["write-tree"]).decode().strip()
-        self.fresh.update(fresh_blobs(self.git_dir, tree, missing))
         # The files become what a checkout of that tree gives (clean and smudge filters,
         # `ident`, line endings), so the gate judges exactly what a clone of the commit holds.
         # git skips a file whose stat data matches the index, so each is removed first.
@@ -317,7 +317,7 @@ class Workspace:
             unlink_inside(self.path, path)
         self.git(["checkout-index", "-f", "-u", "-q", "-z", "--stdin"], stdin=spec)
         self._remember_private_index()
-        verify_objects(self.git_dir, tree, wanted)
+        verify_objects(self.objects, tree, wanted)
         return tree
 
     def capture(self, paths: Iterable[str], *, max_bytes: int, include) -> str:
@@ -353,7 +353,7 @@ class Workspace:
                 self.git(["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"], index=scratch_index,
                          stdin=spec, objects=objects)
             tree = self.git(["write-tree"], index=scratch_index, objects=objects).decode().strip()
-            return promote_redacted(self.git_dir, objects, tree, taken)
+            return promote_redacted(self.objects, objects, tree, taken)
         finally:
             scratch_index.unlink(missing_ok=True)
             remove_tree(objects)
@@ -414,7 +414,7 @@ class Workspace:
         # The files git is about to write come from their objects: each one's hash is
         # checked first, so a loose object forged in place never reaches a gate.
         dirty = self.git(["diff-files", "--name-only", "-z", "--ignore-submodules=all"])
-        verify_objects(self.git_dir, tree, [os.fsdecode(p) for p in dirty.split(b"\0") if p])
+        verify_objects(self.objects, tree, [os.fsdecode(p) for p in dirty.split(b"\0") if p])
         self.git([*PARALLEL_CHECKOUT, "read-tree", "--reset", "-u", tree])
         exclude = []
         for pattern in keep:

@@ -324,13 +324,13 @@ def plan_reclaim(store: Store, part: Partition, policy: Policy, now: datetime,
     pins = part.kind.pins(store, commit, records) if part.kind.pins is not None else frozenset()
     ranked = rank(records, part.kind.retention, RankContext(policy, now), anchors, pins)
     evicted = tuple(sorted(rec_id for rec_id in ranked[keep:] if rec_id not in pins))
-    moves = [Move(path, archive_path(path)) for rec_id in evicted for path, _, _ in sorted(files[rec_id])]
+    moves = [Move(path, archive_path(path), oid) for rec_id in evicted for path, oid, _ in sorted(files[rec_id])]
     # Amendments written after their record was archived (a late stamp) join it there.
     for rec_id in sorted(set(files) - set(records)):
-        for path, _, _ in sorted(files[rec_id]):
+        for path, oid, _ in sorted(files[rec_id]):
             base = f"{path.rsplit('/', 1)[0]}/{rec_id}.json"
             if entry_at(commit, archive_path(base)) is not None:
-                moves.append(Move(path, archive_path(path)))
+                moves.append(Move(path, archive_path(path), oid))
     return ReclaimPlan(part.kind.name, part.scope, count, maximum, keep, evicted, tuple(moves))
 
 

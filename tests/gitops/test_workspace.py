@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 import time
 from pathlib import Path
 
@@ -162,10 +163,22 @@ def test_accept_takes_exactly_the_given_paths_into_the_tree(workspace: Workspace
     write(ws / "src" / "new.py", "new\n")
     write(ws / "docs" / "guide.md", "rewritten\n")
     tree = workspace.accept(["src/a.py", "src/new.py"])
-    listing = git(project, "ls-tree", "-r", "--name-only", tree).split()
+    listing = workspace.git(["ls-tree", "-r", "--name-only", tree]).decode().split()
     assert "src/new.py" in listing
-    assert git(project, "show", f"{tree}:src/a.py") == "a = 5\n"
-    assert git(project, "show", f"{tree}:docs/guide.md") == "guide\n"
+    assert workspace.git(["show", f"{tree}:src/a.py"]).decode() == "a = 5\n"
+    assert workspace.git(["show", f"{tree}:docs/guide.md"]).decode() == "guide\n"
+
+
+def test_what_accept_hashes_stays_out_of_the_persons_database_until_it_is_brought_in(
+        workspace: Workspace, project: Path):
+    write(workspace.path / "src" / "a.py", "a = 'only this task'\n")
+    tree = workspace.accept(["src/a.py"])
+    blob = workspace.git(["rev-parse", f"{tree}:src/a.py"]).decode().strip()
+    assert subprocess.run(["git", "cat-file", "-e", blob], cwd=project).returncode != 0
+    assert workspace.objects.bring_in(tree) >= 2  # the blob and the trees on the way to it
+    assert git(project, "show", f"{tree}:src/a.py") == "a = 'only this task'\n"
+    git(project, "fsck", "--strict", "--no-dangling")
+    assert workspace.objects.bring_in(tree) == 0
 
 
 def test_purify_puts_back_every_file_and_removes_untracked_ignored_and_nested_things(workspace: Workspace,
