@@ -201,6 +201,8 @@ class RunSteps(RunContext):
     def run_gate(self, mode: str, attempt: int, *, preflight: bool = False) -> GateOutcome:
         gate = self.config.gates[self.gate_name]
         problem = self.put_back(gate.keep) or self.rebuild_kept(gate)
+        if problem is not None and problem.fail_class == SEAT_TAMPER:
+            return GateOutcome(False, False, None, problem.message, self.gate_name, tampered=problem.message)
         if problem is not None:
             return GateOutcome(False, False, None, problem.message, self.gate_name, unavailable=problem.message)
         judge = self.judge(mode, attempt)
