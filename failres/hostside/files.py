@@ -40,18 +40,7 @@ def read_beneath(root: Path, relative: PurePath, limit: int | None = None) -> by
     The file must have no other name either: a hard link to a file of the person's is
     not the seat's file.
     """
-    fd = beneath.open_file(root, relative, os.O_RDONLY)
-    try:
-        chunks, left = [], limit if limit is not None else -1
-        while left != 0:
-            chunk = os.read(fd, 1 << 20 if left < 0 else min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left = left - len(chunk) if left > 0 else left
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+    return beneath.read_file(root, relative, limit)
 
 
 def files_beneath(root: Path, start: PurePath | None, pattern: str) -> Iterator[PurePath]:

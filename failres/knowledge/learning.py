@@ -66,7 +66,18 @@ def dispatch_transcripts(git_dir: Path) -> list[Path]:
     aider LLM log beside them is not a conversation and is left out)."""
     root = git_dir / "failres" / "logs"
     kept = sorted([*root.glob("*/*/*/*/transcript*.jsonl"), *root.glob("*/*/*/*/transcript*.md")])
-    return [path for path in kept if _readable_transcript(path)]
+    return [path for path in kept if not _through_a_link(root, path) and _readable_transcript(path)]
+
+
+def _through_a_link(root: Path, path: Path) -> bool:
+    """Is anything between `root` and `path` (itself included) a link? failres writes its logs
+    without one; a link there was planted, and what it leads to is no dispatch's."""
+    current = root
+    for name in path.relative_to(root).parts:
+        current = current / name
+        if current.is_symlink():
+            return True
+    return False
 
 
 def _readable_transcript(path: Path) -> bool:

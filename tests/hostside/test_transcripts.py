@@ -28,15 +28,6 @@ def run(cli, project: Project):
     return cli(project.top, "run", str(project.plan()), "--quiet")
 
 
-def everything_failres_wrote(project: Project) -> bytes:
-    found = b""
-    for path in (project.top / ".git" / "failres").rglob("*"):
-        if path.is_file() and not path.is_symlink():
-            found += path.read_bytes()
-    found += subprocess.run(["git", "log", "-p", "--all", "--binary"], cwd=project.top, capture_output=True).stdout
-    return found
-
-
 @pytest.mark.usefixtures("seat_world")
 def test_a_link_into_another_projects_sessions_is_never_followed(project: Project, cli, isolated_home: Path):
     marker = f"OTHER-PROJECT-{uuid.uuid4().hex}"
@@ -55,7 +46,7 @@ def test_a_link_into_another_projects_sessions_is_never_followed(project: Projec
     reflected = cli(project.top, "reflect", "--json")
     assert reflected.code == 0, reflected.out + reflected.err
     assert json.loads(reflected.out) == []
-    assert marker.encode() not in everything_failres_wrote(project)
+    assert marker.encode() not in project.everything_failres_wrote()
     assert subprocess.run(["git", "rev-parse", "refs/failres/store"], cwd=project.top, capture_output=True,
                           text=True).stdout == store
 
