@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from project import BROKEN, Project
+from project import BROKEN, FIXED, Project
 from test_containment import quarantined, run
 
 SETUP = ("import os, sys; os.makedirs('.venv/bin', exist_ok=True); "
@@ -36,7 +36,9 @@ def with_venv_gate(project: Project) -> None:
         f"command = {json.dumps([sys.executable, 'tests/check.py'])}",
         f"command = {json.dumps(['.venv/bin/python', 'tests/check.py'])}\n"
         f"setup = {json.dumps([sys.executable, '-c', SETUP])}\nkeep = [\".venv/\"]")
-    toml.write_text(text)
+    # The kept `.venv/bin/python` links to this interpreter: the world binds nothing a workspace
+    # file points at, so the person names it, as they would a toolchain off PATH.
+    toml.write_text(text.replace("[sandbox]\n", f"[sandbox]\nread = {json.dumps([sys.prefix])}\n", 1))
 
 
 def test_a_seat_that_replaces_the_kept_interpreter_does_not_turn_the_gate_green(project: Project, cli):
@@ -113,3 +115,21 @@ def test_a_setup_rerun_running_the_seats_code_cannot_move_the_persons_main(proje
     assert "task-committed" not in project.types()
     if not seat_world:
         assert quarantined(project)["failClass"] == "seat-tamper"
+
+
+def test_a_seat_cannot_write_the_kept_paths_in_the_world_and_is_caught_without_one(project: Project, cli,
+                                                                                 seat_world: bool):
+    """Read-only to seats inside the world (the write fails, nothing to rebuild, the fix lands);
+    without one the fingerprint taken after setup catches the write: `seat-tamper`, not committed."""
+    write = "touch .venv/planted 2>/dev/null; touch \"$FAILRES_WORKTREE/.venv/planted-too\" 2>/dev/null; true"
+    project.configure(implementer=[{"write": {"src/calc.py": FIXED}, "shell": [write]}])
+    with_venv_gate(project)
+    result = run(cli, project)
+    if seat_world:
+        assert result.code == 0, result.out + result.err
+        assert "seat-tamper" not in project.types()
+        assert git(project.top, "show", f"failres/{project.slug}/t1:src/calc.py") == FIXED
+    else:
+        assert result.code == 1, result.out + result.err
+        assert quarantined(project)["failClass"] == "seat-tamper"
+        assert "task-committed" not in project.types()
