@@ -320,7 +320,14 @@ _SHIMS_PARTS = ("shims", "versions", "libexec", "bin", "lib", "plugins")
 def _prefix_of(path: str) -> list[str]:
     """The parts of the install prefix a program in a `bin/` needs: `~/.nvm/versions/node/v20`, a venv, `/opt/x`."""
     directory = os.path.dirname(path)
-    return _prefix_parts(directory) or [directory]
+    return [*(_prefix_parts(directory) or [directory]), *_package_tree(path)]
+
+
+def _package_tree(path: str) -> list[str]:
+    """The `node_modules` an npm-installed program lives in: its packages find each other there
+    (Codex's launcher looks for its platform package beside its own)."""
+    parts = path.split("/")
+    return ["/".join(parts[: parts.index("node_modules") + 1])] if "node_modules" in parts else []
 
 
 def _prefix_parts(directory: str) -> list[str]:
