@@ -249,13 +249,27 @@ def read_regular(path: Path, limit: int | None = None) -> bytes:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             msg = f"{path} is not a regular file"
             raise Planted(msg)
-        chunks, left = [], limit if limit is not None else -1
-        while left != 0:
-            chunk = os.read(fd, 1 << 20 if left < 0 else min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left = left - len(chunk) if left > 0 else left
-        return b"".join(chunks)
+        return _read_up_to(fd, limit)
     finally:
         os.close(fd)
+
+
+def read_file(root: Path, relative: str | PurePath, limit: int | None = None) -> bytes:
+    """The bytes of the regular, single-named file `root/relative` (up to `limit`), no link followed
+    at any component beneath `root` (`Planted` otherwise)."""
+    fd = open_file(root, relative, os.O_RDONLY)
+    try:
+        return _read_up_to(fd, limit)
+    finally:
+        os.close(fd)
+
+
+def _read_up_to(fd: int, limit: int | None) -> bytes:
+    chunks, left = [], limit if limit is not None else -1
+    while left != 0:
+        chunk = os.read(fd, 1 << 20 if left < 0 else min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left = left - len(chunk) if left > 0 else left
+    return b"".join(chunks)

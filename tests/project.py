@@ -124,5 +124,16 @@ class Project:
 
         return worktrees_root(load_config(self.top), locate_repo(self.top)) / self.slug / task
 
+    def everything_failres_wrote(self) -> bytes:
+        """Every log, record and object failres keeps: its files under .git/failres and the whole history."""
+        import subprocess
+
+        found = b""
+        for path in (self.top / ".git" / "failres").rglob("*"):
+            if path.is_file() and not path.is_symlink():
+                found += path.read_bytes()
+        found += subprocess.run(["git", "log", "-p", "--all", "--binary"], cwd=self.top, capture_output=True).stdout
+        return found
+
     def branch_file(self, path: str, task: str = "t1") -> str:
         return git(self.top, "show", f"failres/{self.slug}/{task}:{path}")

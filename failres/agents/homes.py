@@ -6,10 +6,10 @@ workspace and each dispatch's transcript is found beside its logs. Those directo
 are also where the CLIs keep the person's login (`.credentials.json`, `auth.json`)
 and settings (`settings.json`, `config.toml`: the model, the provider, an
 `apiKeyHelper`): a fresh directory alone would log the person out. So the person's
-files are linked in (`home_links`, pure; `prepare_agent_homes`, the shell), and a login
-the agent refreshed during the run (OAuth tokens rotate; a CLI that rewrites its file
-by rename leaves a new file where the link was) is carried back to the person's file
-(`carry_back_logins`), or the person's next run would hold a spent refresh token.
+files are linked in (`home_links`, pure), and a login the agent refreshed during the run
+(OAuth tokens rotate; a CLI that rewrites its file by rename leaves a new file where the
+link was) is carried back to the person's file for the same account only; the shell that
+does both runs on the host after the seat, and lives in `failres/hostside/logins.py`.
 
 Where each CLI leaves its transcript, measured (tests/agents/): Claude Code under
 `$CLAUDE_CONFIG_DIR/projects/<cwd with "/" and "." as "-">/<session>.jsonl`; Codex
@@ -19,8 +19,6 @@ files its `--chat-history-file` and `--llm-history-file` name (`transcript_place
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,57 +108,3 @@ def transcript_places(argv: Sequence[str], seat_env: Mapping[str, str]) -> tuple
             path = Path(value)
             places.append(TranscriptPlace("aider", path.parent, path.name))
     return tuple(places)
-
-
-# ---- the shell: files on disk ----
-
-def prepare_agent_homes(seat_env: Mapping[str, str], person_env: Mapping[str, str], home: Path) -> tuple[HomeLink, ...]:
-    """Create each moved agent home and link in the person's files that exist; the links made.
-
-    Codex refuses to start when CODEX_HOME does not exist, so the directory is made
-    even when there is nothing to link.
-    """
-    made = []
-    for _, own in dispatch_homes(seat_env, person_env, home):
-        own.mkdir(parents=True, exist_ok=True)
-    for link in home_links(seat_env, person_env, home):
-        if link.source.is_file() and not os.path.lexists(link.target):
-            link.target.symlink_to(link.source)
-            made.append(link)
-    return tuple(made)
-
-
-def carry_back_logins(links: Sequence[HomeLink]) -> tuple[Path, ...]:
-    """Copy each login the agent rewrote in its dispatch home back to the person's file.
-
-    Only a login file that is no longer the link (the agent replaced it), still parses
-    as JSON (a torn or foreign write is never carried) and differs from the person's
-    copy is carried; the person's file is replaced atomically, owner-only.
-    """
-    carried = []
-    for link in links:
-        if not link.login or link.target.is_symlink() or not link.target.is_file():
-            continue
-        fresh = link.target.read_bytes()
-        try:
-            json.loads(fresh)
-        except ValueError:
-            continue
-        if link.source.is_file() and link.source.read_bytes() == fresh:
-            continue
-        staging = link.source.with_name(link.source.name + ".failres-tmp")
-        descriptor = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(fresh)
-        staging.replace(link.source)
-        carried.append(link.source)
-    return tuple(carried)
-
-
-def find_transcripts(places: Sequence[TranscriptPlace]) -> tuple[tuple[str, Path], ...]:
-    """(agent, path) of every transcript file present at `places`, in a stable order."""
-    found = []
-    for place in places:
-        if place.directory.is_dir():
-            found += [(place.agent, path) for path in sorted(place.directory.glob(place.pattern)) if path.is_file()]
-    return tuple(found)

@@ -3,12 +3,15 @@
 `keep` paths survive putting the workspace back (a `.venv/` the setup made, a
 `node_modules/`), so a seat can change them too: replace `.venv/bin/python` with a
 script that prints "1 passed" and the gate is green whatever the code does. So what
-the kept paths hold is fingerprinted after the setup made it (and after each gate run,
-which may fill its own caches), and compared before the next gate judges. A file whose
+the kept paths hold is fingerprinted after the setup made it, and only then: a gate runs
+the seat's code too, and gate-run code once planted a `.pth` in a kept `.venv` that the
+fingerprint after that gate made the baseline; the next gate went green on a tree that
+fails on a clean clone. It is compared before every gate and probe. A file whose
 fingerprint differs (content written, mode, a link, added or removed: writing changes a
 file's ctime, which no program can set back) means the kept paths are no longer what
-the person's commands made; they are removed and the setup runs again, so the gate
-always judges with its own tools.
+the person's commands made: `seat-tamper`, and they are removed and the setup runs again
+first, so nothing judges with tools a seat changed. Inside the seat world they are bound
+read-only to everything but the setup (`sandbox.world`).
 """
 
 from __future__ import annotations

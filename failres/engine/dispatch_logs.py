@@ -40,9 +40,6 @@ from lessons.redaction.redact import redact
 
 log = logging.getLogger("failres.logs")
 
-# An agent's transcript can be long; what is kept of one file is bounded too.
-MAX_TRANSCRIPT_BYTES = 8 * 1024 * 1024
-
 
 def logs_root(git_dir: Path) -> Path:
     return git_dir / "failres" / "logs"
@@ -94,17 +91,20 @@ class DispatchLog:
         self._write("gate.log", redact(output))
         self._write("gate.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
 
-    def keep_transcripts(self, sources: Iterable[Path]) -> list[Path]:
+    def keep_transcripts(self, sources: Iterable[Path], root: Path | None = None) -> list[Path]:
         """Copy the agent's session files into the log, redacted; return where they went.
 
         The first keeps its kind's usual name (`transcript.jsonl`, or aider's
         `transcript.md`); more get a number.
         """
+        from failres.hostside.transcripts import read_transcript
+
         kept = []
         for index, source in enumerate(sources, start=1):
             try:
-                # Never through a link: the seat's link to some other file of the person's is not its transcript.
-                data = beneath.read_regular(source, MAX_TRANSCRIPT_BYTES)
+                # Never through a link, at any component below the dispatches' root: the seat's
+                # link to some other file of the person's is not its transcript.
+                data = read_transcript(source, root=root)
             except OSError:
                 continue
             suffix = ".jsonl" if source.suffix == ".jsonl" else ".md"

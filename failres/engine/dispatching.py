@@ -108,7 +108,8 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
     failpoint("dispatch")
     found = run_seat(config=run.config, seat=seat, binding_name=binding, cwd=workspace.path, prompt=prompt,
                      values=run.values(mode, attempt, prompt_file, dispatch_dir), marker=marker,
-                     cancelled=run.cancelled, on_start=started, live=log.open_live(), world=run.world)
+                     cancelled=run.cancelled, on_start=started, live=log.open_live(), world=run.world,
+                     kept=gate.keep if gate else ())
     # Before anything else runs git: undo what the seat did outside its workspace, and
     # make sure the workspace is still the directory failres made before reading it.
     tamper = guard.undo(before, slug=run.slug, task=run.task.id)
@@ -128,7 +129,7 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
                            "stopped": stopped,
                            "durationMs": int(result.duration * 1000), "outputBytes": result.total_bytes,
                            "argv": list(result.argv)})
-    transcripts = log.keep_transcripts(found.transcripts)
+    transcripts = log.keep_transcripts(found.transcripts, found.transcript_root)
     # A log name the seat planted (a link to the person's config) was refused: that is tamper too.
     tamper.what += log.take_problems()
     run.journal("seat-finished", seat=seat, binding=binding, exitCode=result.exit_code, timedOut=timed_out,

@@ -60,7 +60,7 @@ def run_gate_process(gate: GateConfig, judge: JudgeInvocation, *, env: Mapping[s
     command, cwd = judge.argv, Path(judge.cwd)
     if world is not None and workspace is not None:
         command, cwd = tuple(world.wrap(judge.argv, env=env, network=gate.network, role="gate",
-                                        who=f"[gates.{gate.name}]")), workspace
+                                        who=f"[gates.{gate.name}]", kept=gate.keep)), workspace
     result = run_process(command, cwd=cwd, env=env, stdin_data=None, timeout=gate.timeout,
                          head_bytes=output.head_bytes, tail_bytes=output.tail_bytes, cancelled=cancelled,
                          supervised=False)

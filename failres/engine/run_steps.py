@@ -20,7 +20,8 @@ from failres.engine.prompts import JudgeInvocation
 from failres.engine.quarantine import Failure, QuarantineInput, quarantine_task
 from failres.engine.runtime import GateOutcome, PublishRefused, TaskOutcome
 from failres.engine.gates import GateRun, gate_env, run_gate_process, run_setup
-from failres.engine.seats import probe_until_healthy, seat_env, seat_values
+from failres.engine.seats import seat_env, seat_values
+from failres.hostside.probe import probe_until_healthy
 from failres.engine import state
 from failres.engine.preflight import GREEN, RED, UNAVAILABLE, HeadRun, HeadVerdict, judge_at_head, setup_failed_verdict
 from failres.engine.taxonomy import (
@@ -48,14 +49,29 @@ class RunSteps(RunContext):
     """A run's steps after (or beside) its dispatches."""
 
     def run_setup(self) -> Failure | None:
+        """The gate's setup, the one command that may write the kept paths; fingerprinted after it alone.
+
+        It runs the workspace's code (an install runs the seat's `setup.py`), so it runs
+        under the tamper check like a seat, world or not: with `[sandbox] mode = "off"`
+        a re-run setup once moved the person's `main`, unseen.
+        """
         gate = self.config.gates[self.gate_name]
         if not gate.setup:
             return None
         self.step("setup")
         self.workspace.handed_over()  # what setup made outside `keep`, or changed, is undone before the first seat
-        found = run_setup(gate, values=self.values("implement", 1), cwd=self.workspace.path,
-                          cancelled=self.cancelled, output=self.config.output, world=self.world,
-                          redirect=self.redirect)
+        guard = Guard(self.engine.top, self.engine.git_dir, store_ref=self.engine.store.ref, own=self.engine.own_moves)
+        before = guard.capture()
+        try:
+            found = run_setup(gate, values=self.values("implement", 1), cwd=self.workspace.path,
+                              cancelled=self.cancelled, output=self.config.output, world=self.world,
+                              redirect=self.redirect)
+        finally:
+            tamper = guard.undo(before, slug=self.slug, task=self.task.id)
+        if tamper:
+            what = [f"while gate {self.gate_name}'s setup ran: {line}" for line in tamper.what]
+            self.journal("seat-tamper", what=what)
+            return Failure(SEAT_TAMPER, "; ".join(what))
         self.check_stop()
         if found is None:
             self._kept = kept.fingerprint(self.workspace.path, gate.keep)
@@ -63,21 +79,35 @@ class RunSteps(RunContext):
         return Failure(GATE_UNAVAILABLE, setup_failed_verdict(self.gate_name, found).message)
 
     def rebuild_kept(self, gate) -> Failure | None:
-        """The gate's `keep` paths as the setup (or the last gate) left them, else removed and set up again."""
+        """The gate's `keep` paths as the setup left them; else removed, set up again, and `seat-tamper`.
+
+        Only the setup writes them: seats, gates and probes see them read-only in the
+        world, and without one this check catches what they changed. The fingerprint is
+        never taken again after a gate: gate-run code once planted a `.pth` in a kept
+        `.venv`, the fingerprint after that gate made it the baseline, and the next gate
+        went green on a tree that fails on a clean clone.
+        """
         before = getattr(self, "_kept", None)
         if not gate.keep or before is None:
             return None
         differ = kept.changed(before, kept.fingerprint(self.workspace.path, gate.keep))
         if not differ:
             return None
-        log.warning("failres: %s changed since the gate last ran (%s); set up again before judging",
+        log.warning("failres: %s changed since the setup made it (%s); set up again before anything runs there",
                     ", ".join(gate.keep), ", ".join(differ[:5]))
         from failres.gitops.workspace import remove_tree
 
         for root in kept.kept_roots(self.workspace.path, gate.keep):
             remove_tree(root)
         self._kept = None
-        return self.run_setup()
+        rebuilt = self.run_setup()
+        if rebuilt is not None:
+            return rebuilt
+        shown = ", ".join(differ[:5]) + (f" and {len(differ) - 5} more" if len(differ) > 5 else "")
+        what = [f"the kept paths of gate {self.gate_name} were changed after its setup ({shown}): "
+                "removed and set up again"]
+        self.journal("seat-tamper", what=what)
+        return Failure(SEAT_TAMPER, "; ".join(what))
 
     def user_class(self, output: str) -> str | None:
         obs = Observation("gate", None, 1, False, False, output)
@@ -101,13 +131,15 @@ class RunSteps(RunContext):
         """Probe the seat's binding as the seat would run: its environment, its agent home.
 
         The health command runs in the workspace, so only once it is put back to the
-        task's tree (never on the files the failed seat left), and under the tamper
+        task's tree and its kept paths are as the setup made them (never on the files the
+        failed seat left), in the task's world where there is one, and under the tamper
         check like a seat: what it changes in the person's repository is undone and
         quarantines the task.
         """
         from failres import beneath
-        from failres.agents.homes import carry_back_logins, prepare_agent_homes
+        from failres.engine.seats import dispatches_root
         from failres.gitops.workspace_files import fresh_dir_beside
+        from failres.hostside.logins import carry_back_logins, prepare_agent_homes
 
         name = self.seat_binding(seat)
         binding = self.config.bindings[name]
@@ -128,21 +160,24 @@ class RunSteps(RunContext):
             what = f"failres's dispatch directory beside the workspace was replaced: {error}: not followed"
             self.journal("seat-tamper", what=[what])
             return Failure(SEAT_TAMPER, what)
-        env = seat_env(seat_values(self.values("implement", 1, dispatch_dir=probe_dir)), binding.env)
+        values = self.values("implement", 1, dispatch_dir=probe_dir)
+        env = seat_env(seat_values(values if self.world is None else self.world.inside_values(values)), binding.env)
         gate = self.config.gates.get(self.gate_name)
-        problem = self.put_back(gate.keep if gate else ())
+        keep = gate.keep if gate else ()
+        problem = self.put_back(keep) or (self.rebuild_kept(gate) if gate else None)
         if problem is not None:
             return problem
         self.workspace.handed_over()
         guard = Guard(self.engine.top, self.engine.git_dir, store_ref=self.engine.store.ref, own=self.engine.own_moves)
         before = guard.capture()
-        links = prepare_agent_homes(env, os.environ, Path.home())
+        root = dispatches_root(values)
+        links = prepare_agent_homes(env, os.environ, Path.home(), root=root)
         try:
             healthy = probe_until_healthy(binding, attempts=self.config.probe.attempts,
                                           backoff=self.config.probe.backoff, cwd=self.workspace.path, env=env,
-                                          sleep=sleep, record=record)
+                                          sleep=sleep, record=record, world=self.world, kept=keep)
         finally:
-            carry_back_logins(links)
+            carry_back_logins(links, root=root)
             tamper = guard.undo(before, slug=self.slug, task=self.task.id)
         if tamper:
             what = [f"while {name}'s health command ran: {line}" for line in tamper.what]
@@ -169,6 +204,8 @@ class RunSteps(RunContext):
     def run_gate(self, mode: str, attempt: int, *, preflight: bool = False) -> GateOutcome:
         gate = self.config.gates[self.gate_name]
         problem = self.put_back(gate.keep) or self.rebuild_kept(gate)
+        if problem is not None and problem.fail_class == SEAT_TAMPER:
+            return GateOutcome(False, False, None, problem.message, self.gate_name, tampered=problem.message)
         if problem is not None:
             return GateOutcome(False, False, None, problem.message, self.gate_name, unavailable=problem.message)
         judge = self.judge(mode, attempt)
@@ -190,8 +227,6 @@ class RunSteps(RunContext):
                                           cancelled=self.cancelled, output=self.config.output, world=self.world,
                                           workspace=self.workspace.path)
         tamper = guard.undo(before, slug=self.slug, task=self.task.id) if guard is not None and before else None
-        if gate.keep:
-            self._kept = kept.fingerprint(self.workspace.path, gate.keep)  # what this gate's own run left there
         if tamper:
             what = [f"while gate {self.gate_name} ran: {line}" for line in tamper.what]
             self.journal("seat-tamper", what=what)

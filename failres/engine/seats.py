@@ -8,22 +8,19 @@ functions in `scope`, `taxonomy` and `resolver`, and by the loop.
 from __future__ import annotations
 
 import os
-import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
 from failres.agents.keys import CI_CREDENTIALS
-from failres.config.model import BindingConfig, Config
+from failres.config.model import Config
 from failres.containment.locks import DISPATCH_MARKER
 from failres.processes.process import ProcessResult, run_process
 from failres.engine.taxonomy import ScopeRequest, parse_scope_requests
 from failres.gitops.git import REPOSITORY_LOCATING_VARIABLES
 from failres.config.placeholders import render_command, render_value
-from lessons.redaction.redact import redacted_head
 
-PROBE_TIMEOUT_SECONDS = 60.0
 # How much of a dispatch's output a follower (`logs --follow`) can read while it runs.
 LIVE_OUTPUT_LIMIT = 4 * 1024 * 1024
 
@@ -37,6 +34,7 @@ class SeatRun:
     result: ProcessResult
     requests: tuple[ScopeRequest, ...]
     transcripts: tuple[Path, ...] = ()
+    transcript_root: Path | None = None  # where the dispatches are: the transcripts are read again beneath it
 
     @property
     def failed(self) -> bool:
@@ -92,27 +90,31 @@ def seat_values(values: Mapping[str, str]) -> dict[str, str]:
 
 def run_seat(*, config: Config, seat: str, binding_name: str, cwd: Path, prompt: str, values: Mapping[str, str],
              marker: str, cancelled: Callable[[], bool] | None, on_start: Callable[[int], None] | None,
-             live: BinaryIO | None, world=None) -> SeatRun:
+             live: BinaryIO | None, world=None, kept: Sequence[str] = ()) -> SeatRun:
     """Run the seat once in its workspace; read only its own words for scope requests.
 
     An agent whose recipe moves its config dir into `{dispatch_dir}` gets the person's
     login and settings linked in first, and a login it refreshed carried back after.
     `live`, when given, receives the output as it arrives and is closed at the end.
     `world` (a `sandbox.world.SeatWorld`), when given, is where the seat runs: it sees
-    the workspace at the repository top, and its placeholders say so.
+    the workspace at the repository top, and its placeholders say so; the `kept` paths
+    of the workspace are read-only there.
     """
-    from failres.agents.homes import carry_back_logins, find_transcripts, prepare_agent_homes, transcript_places
+    from failres.agents.homes import transcript_places
+    from failres.hostside.logins import carry_back_logins, prepare_agent_homes
+    from failres.hostside.transcripts import find_transcripts
 
     binding = config.bindings[binding_name]
     own_values = seat_values(values if world is None else world.inside_values(values))
     argv = render_command(binding.command, own_values)
     env = seat_env(own_values, binding.env, marker=marker)
-    links = prepare_agent_homes(env, os.environ, Path.home())
+    root = dispatches_root(values)
+    links = prepare_agent_homes(env, os.environ, Path.home(), root=root)
     command = argv
     if world is not None:
         reads = [*binding.read, *world.agent_reads(argv[0], (link.source for link in links))]
         command = world.wrap(argv, env=env, network=binding.network, who=f"[bindings.{binding_name}]", read=reads,
-                             write=[values.get("dispatch_dir") or "", *binding.write])
+                             write=[values.get("dispatch_dir") or "", *binding.write], kept=kept)
     try:
         result = run_process(
             command,
@@ -133,10 +135,17 @@ def run_seat(*, config: Config, seat: str, binding_name: str, cwd: Path, prompt:
     finally:
         if live is not None:
             live.close()
-        carry_back_logins(links)
+        carry_back_logins(links, root=root)
     result = replace(result, argv=tuple(argv))  # the seat's own command, not the world's wrapping
-    transcripts = tuple(path for _, path in find_transcripts(transcript_places(argv, env)))
-    return SeatRun(seat, binding_name, result, own_requests(result.text, prompt), transcripts)
+    transcripts = tuple(path for _, path in find_transcripts(transcript_places(argv, env), root=root))
+    return SeatRun(seat, binding_name, result, own_requests(result.text, prompt), transcripts, root)
+
+
+def dispatches_root(values: Mapping[str, str]) -> Path | None:
+    """The directory failres made the task's dispatch directories in (`<task>.dispatch/<n>`'s
+    grandparent), from which the host side reads them without following a link; None without one."""
+    dispatch_dir = values.get("dispatch_dir")
+    return Path(dispatch_dir).parent.parent if dispatch_dir else None
 
 
 def own_requests(output: str, prompt: str) -> tuple[ScopeRequest, ...]:
@@ -161,39 +170,3 @@ def agent_words(output: str) -> str:
 
     result = claude_result(output)
     return output if result is None else result.result_text
-
-
-def probe_binding(binding: BindingConfig, cwd: Path, env: Mapping[str, str]) -> tuple[bool, str]:
-    """Is the engine behind a binding reachable? Its `health` command, else can it start at all.
-
-    A probe only looks: it never restarts a service or a daemon (that is a person's call).
-    """
-    if binding.health:
-        result = run_process(binding.health, cwd=cwd, env=dict(env), stdin_data=None,
-                             timeout=min(binding.timeout, PROBE_TIMEOUT_SECONDS), head_bytes=4096, tail_bytes=4096)
-        if result.exit_code == 0:
-            return True, "health command exited 0"
-        detail = "timed out" if result.timed_out else f"exited {result.exit_code}"
-        return False, f"health command {detail}: {redacted_head(result.text.strip(), 200)}"
-    program = binding.command[0] if binding.command else ""
-    if "{" in program:
-        return False, "the binding's program is a placeholder; configure a health command"
-    found = shutil.which(program, path=env.get("PATH")) if os.sep not in program else (
-        program if os.access(program, os.X_OK) else None)
-    if found:
-        return True, f"{program} can be started"
-    return False, f"{program} is not an executable on PATH"
-
-
-def probe_until_healthy(binding: BindingConfig, *, attempts: int, backoff: float, cwd: Path,
-                        env: Mapping[str, str], sleep: Callable[[float], None],
-                        record: Callable[[int, bool, str], None]) -> bool:
-    """Up to `attempts` probes, `backoff` apart; never more than configured."""
-    for attempt in range(1, attempts + 1):
-        if attempt > 1:
-            sleep(backoff)
-        healthy, detail = probe_binding(binding, cwd, env)
-        record(attempt, healthy, detail)
-        if healthy:
-            return True
-    return False

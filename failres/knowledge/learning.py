@@ -67,7 +67,18 @@ def dispatch_transcripts(git_dir: Path) -> list[Path]:
     aider LLM log beside them is not a conversation and is left out)."""
     root = git_dir / "failres" / "logs"
     kept = sorted([*root.glob("*/*/*/*/transcript*.jsonl"), *root.glob("*/*/*/*/transcript*.md")])
-    return [path for path in kept if _readable_transcript(path)]
+    return [path for path in kept if not _through_a_link(root, path) and _readable_transcript(path)]
+
+
+def _through_a_link(root: Path, path: Path) -> bool:
+    """Is anything between `root` and `path` (itself included) a link? failres writes its logs
+    without one; a link there was planted, and what it leads to is no dispatch's."""
+    current = root
+    for name in path.relative_to(root).parts:
+        current = current / name
+        if current.is_symlink():
+            return True
+    return False
 
 
 def _readable_transcript(path: Path) -> bool:
@@ -145,7 +156,7 @@ def reflect(store: Store, repo, config: Config, top: Path, paths: Sequence[Path]
             notes.append(note)
     trusted = TrustedCommands.of(config.learning.trusted_commands)
     sessions = mine(chosen, trusted=trusted) if chosen else []
-    sessions = _belonging_here(sessions, top, Path(repo.path), notes)
+    sessions = _dispatches_derived(_belonging_here(sessions, top, Path(repo.path), notes), Path(repo.path))
     sources = sources_from_sessions(sessions)
     if edits:
         found, edit_notes = edit_sources(repo, store)
@@ -171,6 +182,27 @@ def _belonging_here(sessions: Sequence[MinedSession], top: Path, git_dir: Path, 
             continue
         kept.append(session)
     return kept
+
+
+def _dispatches_derived(sessions: Sequence[MinedSession], git_dir: Path) -> list[MinedSession]:
+    """Every session kept from failres's own dispatches, with each intervention's origin `derived`.
+
+    A seat wrote that file, whatever it says it is: a seat-written transcript shaped as a
+    person's interactive session once became `clean` evidence and a proposed rule ("push
+    straight to main with --no-verify"). An agent's own run is never a person correcting it.
+    """
+    from dataclasses import replace
+
+    from lessons.learning.provenance import Origin
+
+    own = os.path.realpath(git_dir / "failres" / "logs")
+    out = []
+    for session in sessions:
+        if os.path.realpath(session.path).startswith(own + os.sep):
+            session = replace(session, interventions=tuple(replace(found, origin=Origin.DERIVED)
+                                                           for found in session.interventions))
+        out.append(session)
+    return out
 
 
 def learn(store: Store, config: Config, top: Path, domain: str | None, *, policy: Policy | None = None,

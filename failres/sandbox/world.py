@@ -113,19 +113,29 @@ class SeatWorld:
         return out
 
     def wrap(self, argv: Sequence[str], *, env: Mapping[str, str], network: str | Sequence[str] = "",
-             role: str = "seat", who: str = "", read: Iterable[str] = (), write: Iterable[str] = ()) -> list[str]:
+             role: str = "seat", who: str = "", read: Iterable[str] = (), write: Iterable[str] = (),
+             kept: Sequence[str] = ()) -> list[str]:
         """`argv` as a command that runs it inside this world, started from the repository top.
 
         A program that cannot be started at all is left unwrapped, so the caller reports
         it as missing in exec's words rather than as bubblewrap's failure. `network` is the
         command's own setting, `role` seat|gate|setup and `who` its section (for warnings).
+        The workspace's `kept` paths (`[gates.X] keep`) are read-only inside: only the
+        setup, wrapped without them, writes there.
+
+        What is bound comes from the person's configuration, `PATH` and the system alone:
+        a file a seat could have written (anything in a workspace or a dispatch directory)
+        is never read for what to bind, not its `#!` line, its links or a `pyvenv.cfg`. A
+        seat's `#!/usr/bin/env -S sh /other/project/gradlew` once got that other project
+        bound, and its notes reached the fixer's prompt.
         """
         program = self._host_program(argv[0], env) if argv else None
         if program is None:
             return list(argv)
         wanted = set(self.config.sandbox.read) | set(read)
         named = [program, *_absolute_paths(argv[1:])]
-        readable = [*_run_needs(named), *(_expand(p, self.home) for p in wanted)]
+        readable = [*_run_needs([p for p in named if not self._seat_writable(p)]),
+                    *(_expand(p, self.home) for p in wanted)]
         net = self._memo.setdefault("network", TaskNetwork(self.config)).for_command(
             argv, own=network, role=role, who=who or "the command", env=env,
             read=[_expand(p, self.home) for p in read])
@@ -140,7 +150,28 @@ class SeatWorld:
             objects=str(self.objects), alternates=str(self.scratch / "alternates"),
             masked=self._masked(), setenv=(*_tmpdir_setting(env), *net.setenv), bridge=net.bridge,
             launcher=net.launcher, uid=os.getuid(), gid=os.getgid())
-        return layout_argv(plan, self.bwrap, argv)
+        return _with_read_only(layout_argv(plan, self.bwrap, argv), self._kept_binds(kept),
+                               len(plan.launcher) + len(argv))
+
+    def _seat_writable(self, path: str) -> bool:
+        """Could a seat have written `path`: is it in a workspace or a dispatch directory?"""
+        return any(within(path, str(p)) for p in (self.workspace, self.workspaces_root, self.scratch.parent))
+
+    def _kept_binds(self, keep: Sequence[str]) -> list[tuple[str, str]]:
+        """(host, inside) for each kept path of the workspace, at the top and at the workspace's own path.
+
+        A kept path that is a link, or lies below one, is not bound: bubblewrap would
+        follow it and show its target, some other file of the person's, to the seat.
+        """
+        from failres.containment.kept import kept_roots
+
+        binds = []
+        for root in kept_roots(self.workspace, keep):
+            if not _no_link_below(self.workspace, root):
+                continue
+            relative = os.path.relpath(root, self.workspace)
+            binds += [(str(root), os.path.join(str(self.top), relative)), (str(root), str(root))]
+        return binds
 
     def _shared_readable(self, path_value: str) -> tuple[str, ...]:
         """What every command of the task sees whatever it runs: the `PATH` directories, what
@@ -229,6 +260,29 @@ class SeatWorld:
 
 
 
+def _with_read_only(words: list[str], binds: Sequence[tuple[str, str]], argv_length: int) -> list[str]:
+    """bwrap's `words` with read-only binds laid over the workspace's, just before it starts the command.
+
+    `layout_argv` ends with `--chdir CWD -- ARGV...`; a bind added before those covers
+    every mount made earlier, the read-write workspace included.
+    """
+    if not binds:
+        return words
+    start = len(words) - argv_length - 3
+    extra = [word for host, inside in binds for word in ("--ro-bind", host, inside)]
+    return [*words[:start], *extra, *words[start:]]
+
+
+def _no_link_below(base: Path, path: Path) -> bool:
+    """Is `path` reached from `base` without a link at any component, itself included?"""
+    current = base
+    for name in path.relative_to(base).parts:
+        current = current / name
+        if current.is_symlink() or not current.exists():
+            return False
+    return True
+
+
 def _absolute_paths(words: Iterable[str]) -> list[str]:
     """Arguments that name an existing file by absolute path (a script, a metadata file)."""
     return [w for w in words if w.startswith("/") and "\0" not in w and os.path.isfile(w)]
@@ -269,12 +323,35 @@ def _link_hops(path: str) -> list[str]:
     return hops
 
 
+# What of an install prefix a program in its `bin/` runs from: its programs, libraries and a
+# venv's `pyvenv.cfg`; a version manager's versions beside its shims. Never the prefix
+# whole: `~/.local` holds `share/` (shell history, the keyring), seen inside once
+# `~/.local/bin` was on `PATH`.
+_PREFIX_PARTS = ("bin", "sbin", "lib", "lib64", "libexec", "pyvenv.cfg")
+_SHIMS_PARTS = ("shims", "versions", "libexec", "bin", "lib", "plugins")
+
+
 def _prefix_of(path: str) -> list[str]:
-    """The install prefix of a program in a `bin/`: `~/.nvm/versions/node/v20`, a venv, `/opt/x`."""
+    """The parts of the install prefix a program in a `bin/` needs: `~/.nvm/versions/node/v20`, a venv, `/opt/x`."""
     directory = os.path.dirname(path)
-    if os.path.basename(directory) in ("bin", "shims", "scripts"):
-        return [os.path.dirname(directory)]
-    return [directory]
+    return [*(_prefix_parts(directory) or [directory]), *_package_tree(path)]
+
+
+def _package_tree(path: str) -> list[str]:
+    """The `node_modules` an npm-installed program lives in: its packages find each other there
+    (Codex's launcher looks for its platform package beside its own)."""
+    parts = path.split("/")
+    return ["/".join(parts[: parts.index("node_modules") + 1])] if "node_modules" in parts else []
+
+
+def _prefix_parts(directory: str) -> list[str]:
+    """For a `bin`/`shims`/`scripts` directory, the parts of its prefix a program there needs; else []."""
+    name = os.path.basename(os.path.normpath(directory))
+    prefix = os.path.dirname(os.path.normpath(directory))
+    if name not in ("bin", "shims", "scripts") or prefix in ("", "/"):
+        return []
+    parts = _SHIMS_PARTS if name == "shims" else (*_PREFIX_PARTS, name)
+    return [os.path.join(prefix, part) for part in dict.fromkeys(parts)]
 
 
 def _venv_base(venv: Path) -> list[str]:
@@ -307,15 +384,15 @@ def _shebang(path: str) -> str | None:
 
 
 def _path_dirs(path_value: str, home: Path) -> list[str]:
-    """The directories on PATH, with the prefix of each under the home (`~/.local`, `~/.pyenv`)."""
+    """The directories on PATH, with what of each one's prefix its programs need (`~/.local/lib`,
+    `~/.pyenv/versions`), never the prefix's data (`~/.local/share`)."""
     out = []
     for entry in path_value.split(os.pathsep):
         if not entry.startswith("/"):
             continue
         out.append(entry)
-        parent = os.path.dirname(os.path.normpath(entry))
-        if os.path.basename(os.path.normpath(entry)) in ("bin", "shims") and parent not in (str(home), "/"):
-            out.append(parent)
+        if os.path.dirname(os.path.normpath(entry)) != str(home):
+            out += _prefix_parts(entry)
         out.append(os.path.realpath(entry))
     return out
 

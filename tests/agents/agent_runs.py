@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from failres.agents.homes import prepare_agent_homes
+from failres.hostside.logins import prepare_agent_homes
 from failres.agents.recipes import recipe_toml
 from failres.config.loading import parse_config
 from failres.config.placeholders import render_command

@@ -10,7 +10,8 @@ import pytest
 
 from agent_runs import APP, make_workspace, run_health, run_recipe, model_server  # noqa: F401 - model_server is a fixture
 from failres.agents.claude_result import claude_result, is_seat_denied
-from failres.agents.homes import find_transcripts, transcript_places
+from failres.agents.homes import transcript_places
+from failres.hostside.transcripts import find_transcripts
 from model_server import claude_tools, say
 
 PROMPT = "Make answer() return 2. (task s/t1)"

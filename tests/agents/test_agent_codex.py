@@ -8,7 +8,8 @@ import subprocess
 from pathlib import Path
 
 from agent_runs import APP, agent_binary, git, make_workspace, run_health, run_recipe, model_server  # noqa: F401 - model_server is a fixture
-from failres.agents.homes import find_transcripts, transcript_places
+from failres.agents.homes import transcript_places
+from failres.hostside.transcripts import find_transcripts
 from model_server import codex_exec, codex_patch, say
 
 PROMPT = "Make answer() return 2. (task s/t1)"

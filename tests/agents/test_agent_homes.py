@@ -1,20 +1,14 @@
-"""Per-dispatch agent homes: the person's login and settings linked in, a refreshed login carried back."""
+"""Per-dispatch agent homes: the person's login and settings linked in, transcripts looked for where each agent writes them.
+
+A refreshed login carried back is `tests/hostside/test_logins.py`."""
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
-from failres.agents.homes import (
-    HomeLink,
-    TranscriptPlace,
-    carry_back_logins,
-    find_transcripts,
-    home_links,
-    prepare_agent_homes,
-    transcript_places,
-)
+from failres.agents.homes import HomeLink, TranscriptPlace, home_links, transcript_places
+from failres.hostside.logins import prepare_agent_homes
+from failres.hostside.transcripts import find_transcripts
 
 HOME = Path("/home/person")
 DISPATCH = Path("/cache/failres/dispatch/7")
@@ -75,45 +69,6 @@ def test_preparing_twice_keeps_what_the_first_time_made(tmp_path: Path):
     env = {"CLAUDE_CONFIG_DIR": str(dispatch / "claude")}
     assert len(prepare_agent_homes(env, {}, home)) == 1
     assert prepare_agent_homes(env, {}, home) == ()
-
-
-def _linked_login(tmp_path: Path) -> HomeLink:
-    home, dispatch = tmp_path / "home", tmp_path / "dispatch"
-    (home / ".claude").mkdir(parents=True)
-    (home / ".claude" / ".credentials.json").write_text('{"token": "old"}')
-    (made,) = prepare_agent_homes({"CLAUDE_CONFIG_DIR": str(dispatch / "claude")}, {}, home)
-    return made
-
-
-def test_a_login_the_agent_rewrote_by_rename_is_carried_back_owner_only(tmp_path: Path):
-    link = _linked_login(tmp_path)
-    staged = link.target.with_name("fresh")
-    staged.write_text('{"token": "rotated"}')
-    staged.replace(link.target)  # what a CLI that writes atomically does to the link
-
-    assert carry_back_logins([link]) == (link.source,)
-    assert json.loads(link.source.read_text()) == {"token": "rotated"}
-    assert oct(os.stat(link.source).st_mode & 0o777) == "0o600"
-
-
-def test_a_login_written_through_the_link_or_left_alone_is_not_copied(tmp_path: Path):
-    link = _linked_login(tmp_path)
-    assert carry_back_logins([link]) == ()
-    link.target.write_text('{"token": "through the link"}')  # follows the symlink to the person's file
-    assert carry_back_logins([link]) == ()
-    assert json.loads(link.source.read_text()) == {"token": "through the link"}
-
-
-def test_a_torn_login_or_a_settings_file_is_never_carried_back(tmp_path: Path):
-    link = _linked_login(tmp_path)
-    link.target.unlink()
-    link.target.write_text('{"token": "tor')
-    assert carry_back_logins([link]) == ()
-    assert json.loads(link.source.read_text()) == {"token": "old"}
-    settings = HomeLink(link.source, link.target, login=False)
-    link.target.write_text('{"token": "new"}')
-    assert carry_back_logins([settings]) == ()
-    assert json.loads(link.source.read_text()) == {"token": "old"}
 
 
 def test_transcripts_present_are_found_in_a_stable_order(tmp_path: Path):

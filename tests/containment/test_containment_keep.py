@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from project import BROKEN, Project
-from test_containment import run
+from project import BROKEN, FIXED, Project
+from test_containment import quarantined, run
 
 SETUP = ("import os, sys; os.makedirs('.venv/bin', exist_ok=True); "
          "os.path.lexists('.venv/bin/python') or os.symlink(sys.executable, '.venv/bin/python')")
@@ -36,7 +36,9 @@ def with_venv_gate(project: Project) -> None:
         f"command = {json.dumps([sys.executable, 'tests/check.py'])}",
         f"command = {json.dumps(['.venv/bin/python', 'tests/check.py'])}\n"
         f"setup = {json.dumps([sys.executable, '-c', SETUP])}\nkeep = [\".venv/\"]")
-    toml.write_text(text)
+    # The kept `.venv/bin/python` links to this interpreter: the world binds nothing a workspace
+    # file points at, so the person names it, as they would a toolchain off PATH.
+    toml.write_text(text.replace("[sandbox]\n", f"[sandbox]\nread = {json.dumps([sys.prefix])}\n", 1))
 
 
 def test_a_seat_that_replaces_the_kept_interpreter_does_not_turn_the_gate_green(project: Project, cli):
@@ -52,3 +54,82 @@ def test_a_seat_that_replaces_the_kept_interpreter_does_not_turn_the_gate_green(
     assert "task-committed" not in project.types()
     results = [e for e in project.events() if e["type"] == "gate-result"]
     assert results and not any(e["passed"] for e in results), project.types()
+
+
+PTH_LINE = "import sys, types; m = types.ModuleType('calc'); m.add = lambda a, b: a + b; sys.modules['calc'] = m"
+PLANT_PTH = ("import glob\n"
+             "for d in glob.glob('.venv/lib/python*/site-packages'):\n"
+             "    try:\n"
+             f"        open(d + '/planted.pth', 'w').write({PTH_LINE!r} + '\\n')\n"
+             "    except OSError:\n"
+             "        pass\n")
+
+
+def with_real_venv_gate(project: Project) -> None:
+    (project.top / ".gitignore").write_text(".venv/\n")
+    git(project.top, "add", ".gitignore")
+    git(project.top, "commit", "-q", "-m", "ignore the environment")
+    toml = project.top / ".failres.toml"
+    toml.write_text(toml.read_text().replace(
+        f"command = {json.dumps([sys.executable, 'tests/check.py'])}",
+        f"command = {json.dumps(['.venv/bin/python', 'tests/check.py'])}\n"
+        f"setup = {json.dumps([sys.executable, '-m', 'venv', '--without-pip', '.venv'])}\nkeep = [\".venv/\"]"))
+
+
+def test_a_pth_the_gate_run_code_plants_in_the_kept_venv_never_turns_the_next_gate_green(project: Project, cli):
+    """The seat's code, imported by the first gate, plants a `.pth` that stubs the module under
+    test; the next gate must not judge with it (the committed tree would fail on a clean clone)."""
+    planted = PLANT_PTH + BROKEN
+    project.configure(implementer=[{"write": {"src/calc.py": planted}}], fixer=[{"write": {"src/calc.py": planted}}])
+    with_real_venv_gate(project)
+    result = run(cli, project)
+    assert result.code == 1, result.out + result.err
+    assert "task-committed" not in project.types()
+    gates = [e for e in project.events() if e["type"] == "gate-result" and not e.get("preflight")]
+    assert gates and not any(e["passed"] for e in gates), project.types()
+
+
+def test_a_setup_rerun_running_the_seats_code_cannot_move_the_persons_main(project: Project, cli,
+                                                                          seat_world: bool):
+    """The seat rewrites the setup script (in its scope) and touches the kept dir, so the setup
+    runs again before the next gate, with the seat's code: world or not, `main` stays."""
+    (project.top / "tools").mkdir()
+    (project.top / "tools" / "setup.py").write_text("import os\nos.makedirs('.venv', exist_ok=True)\n")
+    (project.top / ".gitignore").write_text(".venv/\n")
+    git(project.top, "add", ".")
+    git(project.top, "commit", "-q", "-m", "a setup script")
+    main = git(project.top, "rev-parse", "main").strip()
+    other = git(project.top, "rev-parse", "main~1").strip()
+    hostile = ("import os, subprocess\nos.makedirs('.venv', exist_ok=True)\n"
+               f"subprocess.run(['git', '--git-dir', {str(project.top / '.git')!r}, 'update-ref', 'refs/heads/main', "
+               f"{other!r}])\n")
+    seat = {"write": {"tools/setup.py": hostile, "src/calc.py": BROKEN + "\n"}, "shell": ["touch .venv/changed || true"]}
+    project.configure(implementer=[seat], fixer=[seat])
+    toml = project.top / ".failres.toml"
+    toml.write_text(toml.read_text().replace(
+        'cwd = "worktree"', f'cwd = "worktree"\nsetup = {json.dumps([sys.executable, "tools/setup.py"])}\n'
+                            'keep = [".venv/"]', 1))
+    result = run(cli, project, files=["src/calc.py", "tools/setup.py"])
+    assert git(project.top, "rev-parse", "main").strip() == main
+    assert result.code == 1, result.out + result.err
+    assert "task-committed" not in project.types()
+    if not seat_world:
+        assert quarantined(project)["failClass"] == "seat-tamper"
+
+
+def test_a_seat_cannot_write_the_kept_paths_in_the_world_and_is_caught_without_one(project: Project, cli,
+                                                                                 seat_world: bool):
+    """Read-only to seats inside the world (the write fails, nothing to rebuild, the fix lands);
+    without one the fingerprint taken after setup catches the write: `seat-tamper`, not committed."""
+    write = "touch .venv/planted 2>/dev/null; touch \"$FAILRES_WORKTREE/.venv/planted-too\" 2>/dev/null; true"
+    project.configure(implementer=[{"write": {"src/calc.py": FIXED}, "shell": [write]}])
+    with_venv_gate(project)
+    result = run(cli, project)
+    if seat_world:
+        assert result.code == 0, result.out + result.err
+        assert "seat-tamper" not in project.types()
+        assert git(project.top, "show", f"failres/{project.slug}/t1:src/calc.py") == FIXED
+    else:
+        assert result.code == 1, result.out + result.err
+        assert quarantined(project)["failClass"] == "seat-tamper"
+        assert "task-committed" not in project.types()

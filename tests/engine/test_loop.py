@@ -167,7 +167,7 @@ def test_out_of_scope_changes_of_every_kind_are_caught_and_restored(project: Pro
 
 
 def test_an_engine_that_is_down_then_healthy_is_probed_and_retried(project: Project, cli, tmp_path: Path) -> None:
-    flag = tmp_path / "engine-up"
+    flag = project.agents / "engine-up"  # the binding may write there, inside the seat world too
     health = ["sh", "-c", f"test -e {flag} || (touch {flag}; exit 1)"]
     down = {"stderr": "Error: connect ECONNREFUSED 127.0.0.1:443", "exit": 1}
     project.configure(implementer=[down, FIX], health=health)

@@ -37,16 +37,6 @@ def run(cli, project: Project, *args: str):
     return cli(project.top, "run", str(project.plan()), "--quiet", *args)
 
 
-def everything_failres_wrote(project: Project) -> bytes:
-    """Every log, record and object failres keeps: its files under .git/failres and the whole history."""
-    found = b""
-    for path in (project.top / ".git" / "failres").rglob("*"):
-        if path.is_file() and not path.is_symlink():
-            found += path.read_bytes()
-    found += subprocess.run(["git", "log", "-p", "--all", "--binary"], cwd=project.top, capture_output=True).stdout
-    return found
-
-
 def test_a_key_in_the_persons_home_is_in_no_log_record_or_output(project: Project, cli, isolated_home: Path):
     marker = f"FAKE-KEY-{uuid.uuid4().hex}"
     ssh = isolated_home / ".ssh"
@@ -57,7 +47,7 @@ def test_a_key_in_the_persons_home_is_in_no_log_record_or_output(project: Projec
     project.configure(implementer=[{**FIX, "shell": [steal]}])
     result = run(cli, project)
     assert marker not in result.out + result.err
-    assert marker.encode() not in everything_failres_wrote(project)
+    assert marker.encode() not in project.everything_failres_wrote()
     assert (ssh / "id_ed25519").read_text().startswith(marker)
 
 
