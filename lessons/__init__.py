@@ -12,8 +12,9 @@ packages stand on each other without circles, bottom up:
 - `rulebook`: rules, their lineage and the validation ledger;
 - `learning`: transcripts read (`learning.transcripts`), interventions found, rules proposed.
 
-`errors` (the exception family), `jsontext` (JSON from outside, read safely) and `frozen` (frozen
-dataclasses that cost nothing to declare) serve them all;
+`errors` (the exception family), `jsontext` (JSON from outside, read safely), `terminal` (a
+terminal's output as plain text: escapes removed) and `frozen` (frozen dataclasses that cost
+nothing to declare) serve them all;
 `moved` keeps the modules' names from before these packages importable.
 """
 
@@ -21,4 +22,5 @@ from lessons import moved
 
 moved.install()
 
-__all__ = ["bounds", "errors", "frozen", "jsontext", "learning", "recall", "redaction", "rulebook", "storage"]
+__all__ = ["bounds", "errors", "frozen", "jsontext", "learning", "recall", "redaction", "rulebook", "storage",
+           "terminal"]

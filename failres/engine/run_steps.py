@@ -197,7 +197,7 @@ class RunSteps(RunContext):
         self.check_stop()
         result = found.result
         if self.logs is not None and self.logs.count:
-            self.logs.current().gate(result.text, found.meta)
+            self.logs.current().gate(result.text, found.meta, raw=result.raw_text)
         passed = result.exit_code == 0 and not result.timed_out
         extra: dict[str, object] = {}
         unavailable = found.unavailable_message
