@@ -12,9 +12,10 @@ packages stand on each other without circles, bottom up:
 - `rulebook`: rules, their lineage and the validation ledger;
 - `learning`: transcripts read (`learning.transcripts`), interventions found, rules proposed.
 
-`errors` (the exception family), `jsontext` (JSON from outside, read safely), `frozen` (frozen
-dataclasses that cost nothing to declare) and `failpoints` (the named step boundaries a test
-crashes at) serve them all;
+`errors` (the exception family), `jsontext` (JSON from outside, read safely), `terminal` (a
+terminal's output as plain text: escapes removed), `frozen` (frozen dataclasses that cost
+nothing to declare) and `failpoints` (the named step boundaries a test crashes at) serve them
+all;
 `moved` keeps the modules' names from before these packages importable.
 """
 
@@ -22,4 +23,5 @@ from lessons import moved
 
 moved.install()
 
-__all__ = ["bounds", "errors", "failpoints", "frozen", "jsontext", "learning", "recall", "redaction", "rulebook", "storage"]
+__all__ = ["bounds", "errors", "failpoints", "frozen", "jsontext", "learning", "recall", "redaction", "rulebook",
+           "storage", "terminal"]

@@ -4,9 +4,10 @@ Per task run, one directory per dispatch (a seat, and the gate that judged what 
 did), under `<git dir>/failres/logs/<slug>/<task>/<run>/<n>/`:
 
     prompt.md         the exact prompt the seat got
-    seat.log          what the seat printed (bounded by [output], redacted)
+    seat.log          what the seat printed (bounded by [output], redacted), as its
+                      bytes: colours and other terminal escapes too
     seat.json         seat, binding, mode, attempt, exit code, duration
-    gate.log          what the gate printed after it (bounded, redacted)
+    gate.log          what the gate printed after it (bounded, redacted, as its bytes)
     gate.json         gate, command, directory, exit code, duration
     transcript*.jsonl the agent's own session files, when its recipe keeps them in
                       {dispatch_dir} (Claude Code, Codex) — redacted; `reflect` reads them
@@ -14,7 +15,11 @@ did), under `<git dir>/failres/logs/<slug>/<task>/<run>/<n>/`:
 
 Logs are local (they live in the git dir, not in the store): they can be large and
 they are for the person at this machine. Secrets are redacted before anything is
-written, as for every record.
+written, as for every record. The two `.log` files are the one place failres keeps a
+child's output with its terminal escapes (`less -R` shows the colours); everything else,
+`git failres logs` included, shows and keeps it as plain text (`lessons.terminal`). Where an
+escape could hide a secret from the redactor (`ESC[31mghp_...`), the plain text is written
+instead.
 
 A seat can reach this directory by absolute path, and `seat.log` is written after it
 ends: a link it leaves at that name (to the person's `.git/config`) would carry its
@@ -37,6 +42,7 @@ from typing import BinaryIO
 
 from failres import beneath
 from lessons.redaction.redact import redact
+from lessons.terminal import plain_text
 
 log = logging.getLogger("failres.logs")
 
@@ -79,16 +85,16 @@ class DispatchLog:
     def prompt(self, text: str) -> None:
         self._write("prompt.md", redact(text))
 
-    def seat(self, output: str, meta: dict) -> None:
-        self._write("seat.log", redact(output))
+    def seat(self, output: str, meta: dict, *, raw: str | None = None) -> None:
+        self._write("seat.log", kept_output(output, raw))
         self._write("seat.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
         try:
             beneath.remove_file(self.git_dir, self._relative("live.log"))
         except OSError as error:
             self._refused("live.log", error)
 
-    def gate(self, output: str, meta: dict) -> None:
-        self._write("gate.log", redact(output))
+    def gate(self, output: str, meta: dict, *, raw: str | None = None) -> None:
+        self._write("gate.log", kept_output(output, raw))
         self._write("gate.json", json.dumps(meta, indent=2, sort_keys=True) + "\n")
 
     def keep_transcripts(self, sources: Iterable[Path], root: Path | None = None) -> list[Path]:
@@ -136,6 +142,21 @@ class DispatchLog:
             self.problems.append(f"{shown}: the dispatch log {name} was not written there")
 
 
+def kept_output(plain: str, raw: str | None) -> str:
+    """What a `.log` file keeps of a child's output: its raw text redacted, when that hides nothing (pure).
+
+    The redactor reads text; an escape inside a token (`ghp_ESC[0m...`) can keep it from
+    seeing one the plain text shows. The raw form is kept only when its plain text,
+    redacted, is the plain text redacted: else the plain text is, redacted.
+    """
+    if raw is None:
+        return redact(plain)
+    redacted = redact(raw)
+    if plain_text(redacted) == redact(plain_text(raw)):
+        return redacted
+    return redact(plain_text(raw))
+
+
 class RunLogs:
     """The log directories of one task run, numbered in dispatch order."""
 
@@ -164,7 +185,8 @@ class DispatchRecord:
 
     def read(self, name: str) -> str | None:
         try:
-            return (self.directory / name).read_text(encoding="utf-8", errors="replace")
+            # As bytes: a text read would turn the carriage returns of a redrawn line into line breaks.
+            return (self.directory / name).read_bytes().decode("utf-8", errors="replace")
         except OSError:
             return None
 

@@ -128,7 +128,7 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
                            "constrained": constrained, "exitCode": result.exit_code, "timedOut": timed_out,
                            "stopped": stopped,
                            "durationMs": int(result.duration * 1000), "outputBytes": result.total_bytes,
-                           "argv": list(result.argv)})
+                           "argv": list(result.argv)}, raw=result.raw_text)
     transcripts = log.keep_transcripts(found.transcripts, found.transcript_root)
     # A log name the seat planted (a link to the person's config) was refused: that is tamper too.
     tamper.what += log.take_problems()

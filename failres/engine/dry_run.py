@@ -19,7 +19,7 @@ from pathlib import PurePosixPath
 
 from failres.config.model import Config
 from failres.engine.ladder import Conditions, QuarantineFacts, stop_loss_decision
-from failres.engine.state import STOP_CLASS, key_of, quarantines, task_state
+from failres.engine.state import STOP_CLASS, configuration_key, key_of, quarantines, task_state
 from failres.engine.plan import Plan, Task
 
 
@@ -164,8 +164,10 @@ def _task_plan(task: Task, config: Config, facts: RepoFacts, bindings_key: str) 
         action, reason = "skip", f"already {state}"
     elif facts.integration_head is not None and events:
         allow = tuple(dict.fromkeys([*task.files, *facts.widened.get(task.id, ())]))
-        conditions = Conditions(facts.integration_head, key_of(sorted(allow)), bindings_key)
-        past = [QuarantineFacts(q.signature, q.int_head, q.scope_key, q.bindings_key)
+        gate = task.gate or (config.default_gate().name if config.default_gate() else "")
+        conditions = Conditions(facts.integration_head, key_of(sorted(allow)), bindings_key,
+                                configuration_key(gate, config.gates.get(gate), config.workspace))
+        past = [QuarantineFacts(q.signature, q.int_head, q.scope_key, q.bindings_key, q.config_key)
                 for q in quarantines(events) if q.fail_class != STOP_CLASS]
         verdict = stop_loss_decision(past, conditions, threshold=config.stop_loss.threshold,
                                      mode=config.stop_loss.mode)

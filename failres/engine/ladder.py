@@ -15,6 +15,7 @@ from failres.engine.taxonomy import (
     BUILTIN_CLASSES,
     FIXER_SCOPE_VIOLATION,
     GATE_NOT_GREEN_AFTER_FIXER,
+    GATE_UNAVAILABLE,
     REPEATED_FAILURE_STOP,
     UNKNOWN,
     WRAPPER_ENGINE_DOWN,
@@ -29,6 +30,7 @@ __all__ = [
     "QuarantineFacts",
     "StopLoss",
     "next_action",
+    "is_configuration_failure",
     "stop_loss_decision",
 ]
 
@@ -99,6 +101,7 @@ class QuarantineFacts:
     int_head: str | None
     scope_key: str | None
     bindings_key: str | None
+    config_key: str | None = ""
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,11 @@ class Conditions:
     int_head: str
     scope_key: str
     bindings_key: str
+    # The gate (command, env, setup, cwd ...) and `[workspace]`: what judges the task and what
+    # its workspace holds decide the outcome as much as the code does. Two quarantines of a
+    # wrong gate command were once the same experiment to the stop-loss after the person fixed
+    # the command, and `stop_loss.mode = "off"` was the only way on.
+    config_key: str = ""
 
 
 @dataclass(frozen=True)
@@ -123,6 +131,7 @@ STOP_LOSS_ADVICE = (
     "move the integration head",
     "change the task's files (its scope)",
     "change the binding",
+    "change the gate (its command, env, setup or cwd) or [workspace] in .failres.toml",
     'set stop_loss.mode = "off"',
 )
 
@@ -148,7 +157,8 @@ def stop_loss_decision(
 
     `recent` is the task's quarantines oldest first. The task stops when the last
     `threshold` of them share one signature and all ran under `current`'s integration
-    head, effective scope and bindings: a rerun would be the same experiment again. A
+    head, effective scope, bindings and configuration (the gate and `[workspace]`): a
+    rerun would be the same experiment again. A
     past quarantine whose conditions were not recorded never matches, so missing data
     lets the task run (and quarantine) as it would without stop-loss.
     """
@@ -181,4 +191,17 @@ def _same_conditions(facts: QuarantineFacts, current: Conditions) -> bool:
         facts.int_head == current.int_head
         and facts.scope_key == current.scope_key
         and facts.bindings_key == current.bindings_key
+        and facts.config_key == current.config_key
     )
+
+
+def is_configuration_failure(fail_class: str, dispatches: int) -> bool:
+    """Whether a quarantine is the configuration's, not the task's: the gate could not run
+    before any seat was dispatched (a wrong command, a setup that cannot start).
+
+    Nothing a seat did caused it and nothing a seat can do fixes it, so it is never shown
+    to a seat as an earlier attempt, and when a run gets past it what resolved it was the
+    configuration (`configuration-changed`). A gate that cannot run *after* a seat worked
+    stays the task's: the seat may have broken it.
+    """
+    return fail_class == GATE_UNAVAILABLE and dispatches == 0

@@ -108,6 +108,7 @@ class TaskRun(RunSteps):
         try:
             started = self.journal(
                 "task-started", intHead=self.int_head, bindings=self.bindings_identity(), scope=list(self.allow),
+                configKey=self.conditions.config_key,
                 mode="patch" if patched else "agent", replaces=replaces,
                 definition={"title": self.task.title, "prompt": self.task.prompt, "files": list(self.task.files),
                             "gate": self.gate_name})
@@ -156,7 +157,7 @@ class TaskRun(RunSteps):
             self.step(final)
 
     def check_stop_loss(self, events: Sequence[dict]) -> TaskOutcome | None:
-        facts = [QuarantineFacts(q.signature, q.int_head, q.scope_key, q.bindings_key)
+        facts = [QuarantineFacts(q.signature, q.int_head, q.scope_key, q.bindings_key, q.config_key)
                  for q in state.quarantines(events) if q.fail_class != REPEATED_FAILURE_STOP]
         verdict = stop_loss_decision(facts, self.conditions, threshold=self.config.stop_loss.threshold,
                                      mode=self.config.stop_loss.mode, open_decisions=self.open_decisions())

@@ -56,9 +56,10 @@ class QuarantineInput:
     files: tuple[str, ...]
     int_head: str
     base: str
-    conditions: Any  # resolver.Conditions: the keys stop-loss compares
+    conditions: Any  # ladder.Conditions: the keys stop-loss compares
     base_tree: str | None = None
     objects: Any = None  # the task's TaskObjects: where the failing state's objects are until a snapshot commits them
+    configuration: bool = False  # the configuration's failure, not the task's (`ladder.is_configuration_failure`)
 
 
 def snapshot_ref(slug: str, task: str, lesson_id: str) -> str:
@@ -133,7 +134,8 @@ def quarantine_task(run: QuarantineInput, failure: Failure) -> TaskOutcome:
             snapshot = take_snapshot(run, failure.snapshot, lesson_id) if failure.snapshot else None
             lesson = make_lesson(slug=run.slug, task=run.task, fail_class=failure.fail_class, message=message,
                                  files=run.files, int_head=run.int_head, snapshot=snapshot,
-                                 snapshotHoldsUserCode=snapshot is not None)
+                                 snapshotHoldsUserCode=snapshot is not None,
+                                 **({"configuration": True} if run.configuration else {}))
             lesson["id"] = lesson_id
             puts.append(lesson_put(lesson))
     except Exception:  # the quarantine must complete whatever happened to its lesson
@@ -142,7 +144,9 @@ def quarantine_task(run: QuarantineInput, failure: Failure) -> TaskOutcome:
     events = [make_event("quarantined", run.slug, run.task, failClass=failure.fail_class, signature=signature,
                          message=message, intHead=run.int_head, lesson=lesson["id"] if lesson else None,
                          scopeKey=run.conditions.scope_key, bindingsKey=run.conditions.bindings_key,
-                         **({"seat": failure.seat} if failure.seat else {}))]
+                         configKey=run.conditions.config_key,
+                         **({"seat": failure.seat} if failure.seat else {}),
+                         **({"configuration": True} if run.configuration else {}))]
     if failure.fail_class == FIXER_SCOPE_VIOLATION:
         files = list(dict.fromkeys([*failure.rejected, *(r.file for r in failure.requests)]))
         decision = make_decision(slug=run.slug, task=run.task, files=files,

@@ -25,7 +25,6 @@ from failres.engine.runtime import Engine
 from failres.engine.taxonomy import (
     FIXER_SCOPE_VIOLATION,
     GATE_NOT_GREEN_AFTER_FIXER,
-    REPEATED_FAILURE_STOP,
     WORKSPACE_UNRESTORABLE,
 )
 from failres.errors import GitError
@@ -126,12 +125,14 @@ class RunContext:
                                      self.slug, self.task.id)
         self.allow = tuple(dict.fromkeys([*self.task.files, *self.widened]))
         self.prior = state.prior_failure_reasons(events)
-        past = [q for q in state.quarantines(events) if q.fail_class != REPEATED_FAILURE_STOP]
+        past = state.task_quarantines(events)  # what the advisory block is about: the task's own failures
         self.last_fail_class = past[-1].fail_class if past else None
         self.conditions = Conditions(
             int_head=self.int_head,
             scope_key=state.key_of(sorted(self.allow)),
             bindings_key=state.key_of(self.bindings_identity()),
+            config_key=state.configuration_key(self.gate_name, self.config.gates.get(self.gate_name),
+                                               self.config.workspace),
         )
 
     @property

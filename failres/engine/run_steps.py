@@ -17,6 +17,7 @@ from failres.containment.interrupts import Interrupted
 from failres.containment.tamper import Guard
 from failres.engine.dispatching import Dispatched
 from failres.engine.prompts import JudgeInvocation
+from failres.engine.ladder import is_configuration_failure
 from failres.engine.quarantine import Failure, QuarantineInput, quarantine_task
 from failres.engine.runtime import GateOutcome, PublishRefused, TaskOutcome
 from failres.engine.gates import GateRun, gate_env, run_gate_process, run_setup
@@ -235,7 +236,7 @@ class RunSteps(RunContext):
         self.check_stop()
         result = found.result
         if self.logs is not None and self.logs.count:
-            self.logs.current().gate(result.text, found.meta)
+            self.logs.current().gate(result.text, found.meta, raw=result.raw_text)
         passed = result.exit_code == 0 and not result.timed_out
         extra: dict[str, object] = {}
         unavailable = found.unavailable_message
@@ -376,7 +377,9 @@ class RunSteps(RunContext):
             engine=self.engine, slug=self.slug, task=self.task.id, files=tuple(self.task.files),
             int_head=self.int_head, base=self.base or self.int_head, conditions=self.conditions,
             base_tree=self.workspace.base_tree if self.workspace else None,
-            objects=self.workspace.objects if self.workspace else None), failure)
+            objects=self.workspace.objects if self.workspace else None,
+            configuration=is_configuration_failure(failure.fail_class, self.logs.count if self.logs else 0)),
+            failure)
         # Without rollback the failed workspace stays for a person to look at.
         keep = rollback and not self.config.repair.rollback
         self.finish_workspace(keep=keep)

@@ -51,6 +51,35 @@ def key_of(value: object) -> str:
     return hashlib.blake2b(raw, digest_size=8).hexdigest()
 
 
+def configuration_key(gate_name: str, gate: object | None, workspace: object) -> str:
+    """A digest of the configuration that decides a run's outcome besides the code: the task's
+    gate (every setting of it: command, env, setup, cwd, keep, timeout ...) and `[workspace]`.
+
+    Recorded with each run and each quarantine, so the stop-loss sees a fixed gate as a new
+    experiment and a landing can say the configuration changed. Only a digest is kept: a
+    gate's env may hold a token.
+    """
+    return key_of({"gate": gate_name, "settings": _settings(gate), "workspace": _settings(workspace)})
+
+
+def _settings(section: object | None) -> dict | None:
+    """A configuration section's settings as plain JSON values (mappings sorted, tuples as lists)."""
+    from collections.abc import Mapping as AnyMapping
+    from dataclasses import fields, is_dataclass
+
+    if section is None or not is_dataclass(section):
+        return None
+
+    def plain(value: object) -> object:
+        if isinstance(value, AnyMapping):
+            return {str(k): plain(v) for k, v in sorted(value.items())}
+        if isinstance(value, (tuple, list)):
+            return [plain(v) for v in value]
+        return value if value is None or isinstance(value, (str, int, float, bool)) else str(value)
+
+    return {f.name: plain(getattr(section, f.name)) for f in fields(section) if f.compare}
+
+
 @record
 class QuarantineFacts:
     signature: str
@@ -59,6 +88,8 @@ class QuarantineFacts:
     bindings_key: str
     fail_class: str
     message: str
+    config_key: str = ""
+    configuration: bool = False  # the configuration's failure, not the task's (`ladder.is_configuration_failure`)
 
 
 def quarantines(events: Sequence[Mapping[str, object]]) -> list[QuarantineFacts]:
@@ -78,13 +109,24 @@ def quarantines(events: Sequence[Mapping[str, object]]) -> list[QuarantineFacts]
             bindings_key=str(event.get("bindingsKey", "")),
             fail_class=str(event.get("failClass", "")),
             message=str(event.get("message", "")),
+            config_key=str(event.get("configKey", "")),
+            configuration=event.get("configuration") is True,
         ))
     return out
 
 
+def task_quarantines(events: Sequence[Mapping[str, object]]) -> list[QuarantineFacts]:
+    """The quarantines that are the task's own: no stop-loss stop, no configuration failure."""
+    return [q for q in quarantines(events) if q.fail_class != STOP_CLASS and not q.configuration]
+
+
 def prior_failure_reasons(events: Sequence[Mapping[str, object]], limit: int = 3) -> tuple[str, ...]:
-    """The last `limit` quarantine reasons, newest first, for the next prompt."""
-    found = [q for q in quarantines(events) if q.fail_class != STOP_CLASS]
+    """The last `limit` quarantine reasons, newest first, for the next prompt.
+
+    A configuration failure is not an earlier attempt at the task (no seat ran): shown as one,
+    a fixed gate command read to the implementer as "earlier attempts at this task failed".
+    """
+    found = task_quarantines(events)
     reasons = []
     for q in reversed(found[-limit:]):
         first = q.message.strip().splitlines()[0] if q.message.strip() else ""

@@ -1,8 +1,9 @@
 """Reading a task's dispatch logs for a person: pick a run, render it, follow it live.
 
 The logs are written by `dispatch_logs` as the loop goes; everything in them was
-redacted before it was written. Seat and gate output are shown as the seat printed
-them, with control characters already made harmless by the process reader.
+redacted before it was written. Seat and gate output are kept there as the child
+printed them, escapes and all, and shown (text and `--json`) as the plain text
+everything else in failres keeps (`lessons.terminal`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from failres.engine.dispatch_logs import DispatchRecord, dispatches, task_runs
 from failres.containment.locks import live_holder
 from failres.errors import UsageError
+from lessons.terminal import plain_text
 
 
 def select_run(git_dir: Path, slug: str, task: str, index: int | None) -> Path:
@@ -58,9 +60,9 @@ def render_run(run: Path, attempt: int | None) -> str:
             title += f" — {status} in {seat.get('durationMs', 0) / 1000:.1f}s"
         out.append("=" * 72 + f"\n{title}\n")
         for heading, name in (("prompt", "prompt.md"), ("seat output", "seat.log"), ("gate output", "gate.log")):
-            text = record.read(name)
+            text = _output(record, name)
             if text is None and name == "seat.log":
-                text = record.read("live.log")  # still running
+                text = _output(record, "live.log")  # still running
             if text is None:
                 continue
             if name == "gate.log":
@@ -73,13 +75,19 @@ def render_run(run: Path, attempt: int | None) -> str:
     return "".join(out)
 
 
+def _output(record: DispatchRecord, name: str) -> str | None:
+    """A log file as shown: the prompt as written, a child's output as plain text."""
+    text = record.read(name)
+    return text if text is None or name == "prompt.md" else plain_text(text)
+
+
 def run_document(run: Path, attempt: int | None) -> dict:
     return {
         "run": run.name,
         "dispatches": [
             {"number": r.number, "seat": r.seat, "gate": r.gate or None, "prompt": r.read("prompt.md"),
-             "seatOutput": r.read("seat.log") if r.read("seat.log") is not None else r.read("live.log"),
-             "gateOutput": r.read("gate.log"),
+             "seatOutput": _output(r, "seat.log") if r.read("seat.log") is not None else _output(r, "live.log"),
+             "gateOutput": _output(r, "gate.log"),
              "transcripts": sorted(str(p) for p in r.directory.glob("transcript*"))}
             for r in _picked(run, attempt)
         ],
@@ -90,7 +98,9 @@ def follow_run(git_dir: Path, slug: str, task: str, run: Path, poll: float = 0.2
     """What each dispatch (and the gate after it) prints, as it prints it, until the task's run ends.
 
     While a seat runs its output grows in `live.log`; once it ends the bounded,
-    redacted `seat.log` replaces it. A dispatch already streamed is not shown again.
+    redacted `seat.log` replaces it. A dispatch already streamed is not shown again. Live
+    output goes out line by line as plain text: an escape or a redrawn line is whole only
+    once its line is.
     """
     streamed: dict[int, int] = {}  # dispatch -> bytes of live.log shown
     finished: set[int] = set()
@@ -106,7 +116,7 @@ def follow_run(git_dir: Path, slug: str, task: str, run: Path, poll: float = 0.2
                 yield f"=== dispatch {record.number} ===\n"
                 streamed[record.number] = 0
             if record.number not in finished:
-                done = record.read("seat.log")
+                done = _output(record, "seat.log")
                 if done is not None:
                     if streamed[record.number] == 0:
                         yield done
@@ -114,11 +124,12 @@ def follow_run(git_dir: Path, slug: str, task: str, run: Path, poll: float = 0.2
                     progressed = True
                 else:
                     text = record.read("live.log") or ""
+                    text = plain_text(text[:text.rfind("\n") + 1])
                     if len(text) > streamed[record.number]:
                         yield text[streamed[record.number]:]
                         streamed[record.number] = len(text)
                         progressed = True
-            gate = record.read("gate.log")
+            gate = _output(record, "gate.log")
             if gate is not None and record.number not in gates:
                 gates.add(record.number)
                 yield f"--- gate output ---\n{gate}"

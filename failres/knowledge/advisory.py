@@ -5,7 +5,8 @@ each prompt it renders. The block it feeds ("Past outcomes on similar failures â
 advisory, not instructions") appears only when there is at least one resolved
 lesson of that class. It shows distinct outcomes, newest first: lessons with the
 same signature resolved the same way are one line with a count (one hopeless task
-stopped seven times was once seven identical lines), at most the policy's
+stopped seven times was once seven identical lines), and a configuration failure (the
+gate could not run before any seat did) is never one of them, at most the policy's
 `lessons_per_prompt` of them. Retrieval is advisory in every sense: if reading the
 store fails, the prompt goes out without the block and the failure is logged; a
 task never fails because its hints could not be read.
@@ -50,6 +51,8 @@ def distinct_outcomes(lessons: Iterable[Mapping[str, object]], limit: int) -> li
     """
     found: dict[tuple[str, tuple[str, ...]], PastOutcome] = {}
     for lesson in lessons:
+        if lesson.get("configuration") is True:
+            continue  # the configuration's failure (no seat ran): nothing a seat did or can do
         outcome = past_outcome_of(lesson)
         key = (outcome.signature, outcome.resolved_by)
         first = found.get(key)

@@ -11,7 +11,11 @@ journal can show:
   `{"scopeFiles": [paths]}`;
 - `integration-head-moved`: the run that produced what landed started from
   another integration head than the quarantined run;
-- `binding-changed`: a seat was bound to another agent (or command) since.
+- `binding-changed`: a seat was bound to another agent (or command) since;
+- `configuration-changed`: the run that produced what landed ran under another
+  configuration (the gate: command, env, setup, cwd ...; `[workspace]`) than the
+  quarantined run, as the digest both recorded (`configKey`) says. A gate command
+  fixed after two `gate-unavailable` quarantines was stamped `unknown` before.
 
 None of these is `["unknown"]`, still a label: "it went green and we cannot say
 why" is a fact worth counting too.
@@ -67,6 +71,7 @@ def resolved_by_from_journal(events: Sequence[Mapping[str, object]], *, landed_i
     window = events[last + 1:]
     found: set[str] = set()
     started_from: str | None = None
+    configured: str | None = None
     for event in window:
         kind = event.get("type")
         if kind == "decision-answered":
@@ -77,10 +82,14 @@ def resolved_by_from_journal(events: Sequence[Mapping[str, object]], *, landed_i
             found.add("binding-changed")
         elif kind == "task-started":
             started_from = str(event.get("intHead") or "") or started_from
+            configured = str(event.get("configKey") or "") or configured
     head = started_from or landed_int_head
     before = str(quarantined.get("intHead") or "")
     if head and before and head != before:
         found.add("integration-head-moved")
+    was = str(quarantined.get("configKey") or "")
+    if configured and was and configured != was:
+        found.add("configuration-changed")
     labels = [name for name in RESOLUTIONS if name in found]
     return labels or list(UNKNOWN)
 

@@ -3,7 +3,10 @@
 A seat may print gigabytes, binary, escape sequences or a token cut in half. What is
 kept is the head and the tail (`HeadAndTail`), read from one merged pipe so stdout
 and stderr stay in the order they were written (`read_until_done`), and shown only as
-printable text with the cut words left out (`ProcessResult.text`).
+plain text with the cut words left out (`ProcessResult.text`): this is where a child's
+output enters everything failres keeps (journal, lessons, prompts, signatures, report),
+so its terminal escapes end here. Only the dispatch's own log file keeps the bytes as
+they were (`ProcessResult.raw_text`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Protocol
 
 from lessons.redaction.redact import without_cut_word
+from lessons.terminal import plain_text
 
 # Exit code a shell reports for a command it cannot run; callers and people already read
 # 127 as "no such program", so a seat we could not start looks the same.
@@ -72,25 +76,33 @@ class ProcessResult:
         marker = f"[... {self.omitted_bytes} bytes omitted ...]\n"
         return head + marker + without_cut_word(printable_text(self.tail), cut_at="start")
 
+    @property
+    def raw_text(self) -> str:
+        """The kept output as the child wrote it, escapes and all, for the dispatch's own log.
+
+        Undecodable bytes survive as surrogates (encode with `surrogateescape` to get them
+        back); the cut words go as in `text`.
+        """
+        head = self.head.decode("utf-8", "surrogateescape")
+        tail = self.tail.decode("utf-8", "surrogateescape")
+        if not self.truncated:
+            return head + tail
+        head = without_cut_word(head, cut_at="end")
+        if head and not head.endswith("\n"):
+            head += "\n"
+        return head + f"[... {self.omitted_bytes} bytes omitted ...]\n" + without_cut_word(tail, cut_at="start")
+
 
 def printable_text(data: bytes) -> str:
-    """Decode `data` as UTF-8 and neutralise every control character but newline and tab.
+    """Decode `data` as UTF-8 and keep it as the plain text a terminal showed (`lessons.terminal`).
 
-    Output ends up in terminals and in git records. Raw escape sequences (ESC, and the C1
-    range some terminals also obey) could rewrite a person's screen, and NUL bytes break
-    tools that read records as C strings, so all of them become U+FFFD. Carriage returns
-    become newlines: progress bars redraw a line with them, and each state stays readable.
+    Output ends up in terminals and in git records. Escape sequences (colours, titles,
+    hyperlinks) could rewrite a person's screen and are formatting, not content; NUL bytes
+    break tools that read records as C strings. They are removed whole, where they once
+    became U+FFFD and left `[31m` in every line of a coloured pytest run. A progress line
+    redrawn with carriage returns keeps its last state.
     """
-    text = data.decode("utf-8", errors="replace")
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text.translate(_CONTROL_TO_REPLACEMENT)
-
-
-_CONTROL_TO_REPLACEMENT = {
-    code: "\ufffd"
-    for code in (*range(0x00, 0x20), *range(0x7F, 0xA0))
-    if code not in (ord("\n"), ord("\t"))
-}
+    return plain_text(data.decode("utf-8", errors="replace"))
 
 
 class HeadAndTail:

@@ -4,7 +4,9 @@
 (and of where they come from, for the header); `load_report` reads them from the
 store. Every list has a fixed order, so the same store always gives the same report.
 What a run cost is read from the journal's own measurements: each `seat-finished`
-and `gate-result` event carries its `durationMs`.
+and `gate-result` event carries its `durationMs`. What resolved the lessons is counted
+under the names the landing stamped (`lessons.recall.lesson.RESOLUTIONS`), so a
+configuration failure fixed in `.failres.toml` reads `configuration-changed`, not `unknown`.
 """
 
 from __future__ import annotations

@@ -146,7 +146,8 @@ def outcome_rule(group: _Group) -> Rule | None:
     tasks = group.tasks()
     counts: Counter[str] = Counter()
     for members in tasks.values():
-        kinds = {kind for o in members for kind in o.resolved_by if kind != "unknown"}
+        # A changed configuration is the person's to make: no rule for a seat follows from it.
+        kinds = {kind for o in members for kind in o.resolved_by if kind not in ("unknown", "configuration-changed")}
         # scope-widened is the more telling form of decision-answered: count the one.
         if "scope-widened" in kinds:
             kinds.discard("decision-answered")

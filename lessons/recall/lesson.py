@@ -14,7 +14,9 @@ from lessons.recall.signature import signature as make_signature
 from lessons.storage.store import Store
 
 COLLECTION = "lessons"
-RESOLUTIONS = ("decision-answered", "integration-head-moved", "scope-widened", "binding-changed")
+# `configuration-changed`: the gate, its setup or `[workspace]` changed since the quarantine.
+RESOLUTIONS = ("decision-answered", "integration-head-moved", "scope-widened", "binding-changed",
+               "configuration-changed")
 UNKNOWN = ("unknown",)
 
 

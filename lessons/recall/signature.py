@@ -22,7 +22,9 @@ total`: pytest, jest, cargo, go's gotestsum, unittest, mocha, rspec), while fail
 error counts stay. Absolute paths under other roots (`/api/v1/users` in an HTTP error) are kept:
 there the directories *are* the meaning.
 
-Messages are redacted before anything else, so a signature can never carry a secret.
+Messages are read as plain text first (`lessons.terminal`: a coloured line is the same line
+uncoloured, and `ESC[31m` is no duration) and redacted before anything else, so a signature
+can never carry a secret.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import re
 from collections.abc import Callable
 
 from lessons.redaction.redact import redact
+from lessons.terminal import plain_text
 
 MAX_SIGNATURE_TEXT = 300
 # A single replacement pass can create the context another rule needs (a path replaced
@@ -158,7 +161,7 @@ _WHITESPACE = re.compile(r"\s+")
 def signature(fail_class: str, message: str) -> str:
     """`fail_class|<normalised first line>`: equal for the same failure on any run or machine."""
     # Redacted whole before the first line is taken: a secret can span lines (a key body).
-    text = normalise(first_line(redact(message)))[:MAX_SIGNATURE_TEXT].rstrip()
+    text = normalise(first_line(redact(plain_text(message))))[:MAX_SIGNATURE_TEXT].rstrip()
     return f"{_collapse_whitespace(fail_class)}|{text}"
 
 

@@ -174,8 +174,10 @@ def test_a_dispatch_directory_swapped_for_a_link_to_the_persons_files_deletes_an
     assert not (project.top / "data" / "prompt.md").exists()
 
 
-def test_scope_requests_outside_the_repository_or_into_a_git_dir_are_refused_and_escapes_shown(
+def test_scope_requests_outside_the_repository_or_into_a_git_dir_are_refused_and_escapes_never_kept(
         project: Project, cli):
+    """A terminal escape in a request is removed before anything reads it: the request names
+    the file a person is shown (`src/hidden.py`), never a name an escape hid part of."""
     import json
 
     lines = "\n".join([
@@ -187,10 +189,10 @@ def test_scope_requests_outside_the_repository_or_into_a_git_dir_are_refused_and
     project.configure(implementer=[{"print": lines}])
     assert run(cli, project).code == 1
     [decision] = json.loads(cli(project.top, "decisions", "--json").out)
-    assert [r["file"] for r in decision["requests"]] == ["src/other.py"]
+    assert [r["file"] for r in decision["requests"]] == ["src/hidden.py", "src/other.py"]
     shown = json.dumps(decision, ensure_ascii=False)
     assert "\x1b" not in shown and "\x07" not in shown
-    assert "the value lives there" in decision["requests"][0]["reason"]
+    assert "the value lives there" in decision["requests"][1]["reason"]
 
 
 def test_a_token_printed_before_the_seat_kills_failres_never_lies_in_clear_in_live_log(project: Project, cli):

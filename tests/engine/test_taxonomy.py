@@ -365,6 +365,7 @@ def test_stop_loss_advice_names_every_way_out():
         "move the integration head",
         "change the task's files (its scope)",
         "change the binding",
+        "change the gate (its command, env, setup or cwd) or [workspace] in .failres.toml",
         'set stop_loss.mode = "off"',
     )
 
@@ -395,6 +396,7 @@ def test_fewer_quarantines_than_the_threshold_run():
         pytest.param({"int_head": "old000"}, id="integration-head-moved"),
         pytest.param({"scope_key": "scope-0"}, id="scope-changed"),
         pytest.param({"bindings_key": "bind-0"}, id="binding-changed"),
+        pytest.param({"config_key": "gate-0"}, id="configuration-changed"),
         pytest.param({"int_head": None}, id="conditions-not-recorded"),
     ],
 )

@@ -148,11 +148,17 @@ def test_output_that_fits_is_kept_whole_without_a_marker(tmp_path, seat_env):
     assert result.text == "short\n"
 
 
-def test_text_neutralises_nul_escape_and_invalid_bytes(tmp_path, seat_env):
+def test_text_removes_nul_and_escapes_and_marks_invalid_bytes(tmp_path, seat_env):
     seat = write_seat(tmp_path, "seat", r"printf 'a\0b\033[31mred\007\r\n\xff\tend'" + "\n")
     result = run_seat(seat, seat_env)
     assert result.head == b"a\x00b\x1b[31mred\x07\r\n\xff\tend"
-    assert result.text == "a\ufffdb\ufffd[31mred\ufffd\n\ufffd\tend"
+    assert result.text == "abred\n\ufffd\tend"
+    assert result.raw_text.encode("utf-8", "surrogateescape") == result.head
+
+
+def test_a_progress_line_redrawn_with_carriage_returns_keeps_its_last_state(tmp_path, seat_env):
+    seat = write_seat(tmp_path, "seat", r"printf 'get  10%%\rget  60%%\rget 100%%\r\ndone\r\n'" + "\n")
+    assert run_seat(seat, seat_env).text == "get 100%\ndone\n"
 
 
 @given(st.binary(max_size=512))

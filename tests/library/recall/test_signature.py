@@ -338,3 +338,10 @@ def test_a_signature_stored_before_counts_were_normalised_compares_equal_in_its_
     fresh = signature("gate-not-green-after-fixer", "1 failed, 277 passed in 2.5s")
     assert stored != fresh and current_form(stored) == fresh
     assert current_form(fresh) == fresh
+
+
+def test_a_coloured_line_has_the_signature_of_the_same_line_uncoloured():
+    """`ESC[31m` is formatting: neither a duration (`31m`) nor a part of the failure."""
+    coloured = "\x1b[31mFAILED tests/test_a.py::test_b\x1b[0m\x1b[31;1m 1 failed\x1b[0m\x1b[31m in 0.03s\x1b[0m"
+    assert signature("gate-not-green-after-fixer", coloured) == signature(
+        "gate-not-green-after-fixer", "FAILED tests/test_a.py::test_b 1 failed in 0.03s")
