@@ -83,6 +83,7 @@ BUILT_IN_FAILURE_CLASSES: tuple[str, ...] = (
     "gate-unavailable",
     "workspace-unrestorable",
     "publish-refused",
+    "include-refused",
     "unknown",
 )
 

@@ -33,7 +33,9 @@ class RedactingLive:
         self.pending += chunk
         cut = self.pending.rfind(b"\n") + 1
         if cut == 0 and len(self.pending) > _MAX_PENDING:
-            cut = len(self.pending)
+            # A long line is cut short of its end by more than any known value is long: a value
+            # that straddled the cut was once written in two halves, each too short to be found.
+            cut = len(self.pending) - _held_back()
         if cut:
             ready, self.pending = self.pending[:cut], self.pending[cut:]
             self.out.write(_redacted(ready))
@@ -47,6 +49,14 @@ class RedactingLive:
             self.out.write(_redacted(self.pending))
             self.pending = b""
         self.out.close()
+
+
+def _held_back() -> int:
+    """How many bytes of a cut line wait for the next chunk: the longest known value, spread, and then some."""
+    from lessons.redaction.known_secrets import known_values
+
+    longest = max((len(v.encode("utf-8")) for v in known_values()), default=0)
+    return min(_MAX_PENDING // 2, 4 * longest + 256)
 
 
 def _redacted(data: bytes) -> bytes:

@@ -126,7 +126,7 @@ class TaskRun(RunSteps):
                                             workspaces_root=self.engine.worktree_root(),
                                             dispatch_root=self.dispatch_root)
             self.plan_redirect()
-            setup = self.run_setup() or self.check_redirect()
+            setup = self.check_includes() or self.run_setup() or self.check_redirect()
             if setup is not None:
                 outcome = self.quarantine(setup)
             elif patched is not None:
@@ -193,6 +193,8 @@ class TaskRun(RunSteps):
         while not gate.passed:
             if gate.tampered:
                 return self.quarantine(Failure(SEAT_TAMPER, gate.tampered))
+            if gate.refused is not None:
+                return self.quarantine(gate.refused)
             if gate.unavailable:
                 return self.quarantine(Failure(GATE_UNAVAILABLE, gate.unavailable_message))
             if gate.timed_out:
@@ -251,6 +253,8 @@ class TaskRun(RunSteps):
             return self.commit_green()
         if gate.tampered:
             return self.quarantine(Failure(SEAT_TAMPER, gate.tampered))
+        if gate.refused is not None:
+            return self.quarantine(gate.refused)
         if gate.unavailable:
             return self.quarantine(Failure(GATE_UNAVAILABLE, gate.unavailable_message))
         message = f"exact patch left gate {self.gate_name} red: {gate.summary}\n{gate.output}"

@@ -66,7 +66,7 @@ def preflight_tasks(engine: Engine, plan: Plan, task_ids) -> list[TaskPreflight]
                                            git_dir=run.workspace.git_dir, workspaces_root=engine.worktree_root(),
                                            dispatch_root=run.dispatch_root)
             run.plan_redirect()
-            failure = run.run_setup() or run.check_redirect() or run.run_preflight()
+            failure = run.check_includes() or run.run_setup() or run.check_redirect() or run.run_preflight()
         finally:
             run.release_environment()
             run.workspace.remove()

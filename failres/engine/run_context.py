@@ -25,6 +25,7 @@ from failres.engine.runtime import Engine
 from failres.engine.taxonomy import (
     FIXER_SCOPE_VIOLATION,
     GATE_NOT_GREEN_AFTER_FIXER,
+    INCLUDE_REFUSED,
     WORKSPACE_UNRESTORABLE,
 )
 from failres.errors import GitError
@@ -66,6 +67,7 @@ class RunContext:
         self.logs: RunLogs | None = None
         self.dispatch_root: Path | None = None
         self.included: tuple[str, ...] = ()  # `[workspace] include` files this workspace carries
+        self.include_refused: tuple[str, ...] = ()  # included files that could not be put in the new workspace
         self.port = None  # the run's FAILRES_PORT lease (ports.PortLease)
         self.past_events: Sequence[dict] = ()  # the task's journal before this run
         self.head_said = ""  # what the gate said at the integration head (preflight), for the fixer
@@ -162,9 +164,15 @@ class RunContext:
         except GitError as error:
             return Failure(WORKSPACE_UNRESTORABLE, str(error))
         if self.included and not self.workspace.pristine_includes:
-            copy_included(self.engine.top, self.workspace.path, self.included)
+            refused = copy_included(self.engine.top, self.workspace.path, self.included)
+            if refused:
+                return Failure(INCLUDE_REFUSED, include_refusal(refused))
             self.workspace.pristine_includes = True
         return None
+
+    def check_includes(self) -> Failure | None:
+        """Before anything runs: every included file is in the new workspace, or the task is refused."""
+        return Failure(INCLUDE_REFUSED, include_refusal(self.include_refused)) if self.include_refused else None
 
     def included_patterns(self) -> tuple[str, ...]:
         """The included files as `.gitignore` patterns anchored at the top."""
@@ -189,8 +197,8 @@ class RunContext:
             self.included = included_paths(self.engine.top, patterns,
                                            lambda path: path in tracked or _in_tree(tree, path))
             remember_secret_values(secret_values(self.engine.top, self.included))
-            copy_included(self.engine.top, self.workspace.path, self.included)
-            self.workspace.pristine_includes = True
+            self.include_refused = tuple(copy_included(self.engine.top, self.workspace.path, self.included))
+            self.workspace.pristine_includes = not self.include_refused
         self.port = lease_port()
 
     def release_environment(self) -> None:
@@ -266,3 +274,8 @@ def build_prompt_input(run: RunContext, mode: str, attempt: int, *, gate_output:
     )
 
 
+def include_refusal(paths) -> str:
+    """Why the gate is not run: an included file could not be put in the workspace."""
+    shown = ", ".join(paths[:3]) + (f" (and {len(paths) - 3} more)" if len(paths) > 3 else "")
+    return (f"[workspace] include: {shown} could not be put in the workspace (a directory or a link stands where "
+            "it goes, or it could not be read): the gate would run without your file, so nothing is judged")

@@ -28,6 +28,7 @@ from failres.engine.preflight import GREEN, RED, UNAVAILABLE, HeadRun, HeadVerdi
 from failres.engine.taxonomy import (
     GATE_NOT_GREEN_AFTER_FIXER,
     GATE_UNAVAILABLE,
+    INCLUDE_REFUSED,
     PUBLISH_REFUSED,
     SEAT_TAMPER,
     Observation,
@@ -208,7 +209,8 @@ class RunSteps(RunContext):
         if problem is not None and problem.fail_class == SEAT_TAMPER:
             return GateOutcome(False, False, None, problem.message, self.gate_name, tampered=problem.message)
         if problem is not None:
-            return GateOutcome(False, False, None, problem.message, self.gate_name, unavailable=problem.message)
+            return GateOutcome(False, False, None, problem.message, self.gate_name, unavailable=problem.message,
+                               refused=problem if problem.fail_class == INCLUDE_REFUSED else None)
         judge = self.judge(mode, attempt)
         if not preflight:
             # The display counts the gate's own runs (1 after the implementer, 2 after the
@@ -332,6 +334,8 @@ class RunSteps(RunContext):
         outcome = self.run_gate("implement", 0, preflight=True)
         if outcome.tampered:
             return Failure(SEAT_TAMPER, outcome.tampered)
+        if outcome.refused is not None:
+            return outcome.refused
         if outcome.unavailable:
             return Failure(GATE_UNAVAILABLE, outcome.unavailable)
         self.head_said = outcome.summary

@@ -112,6 +112,7 @@ class GateOutcome:
     gate: str
     unavailable: str | None = None  # why the gate could not run at all (a configuration error)
     tampered: str = ""  # what the code under test changed of the person's while the gate ran (undone)
+    refused: object = None  # the Failure that stopped the gate before it ran (an include refused), as it is
 
     @property
     def unavailable_message(self) -> str:

@@ -30,6 +30,7 @@ SEAT_DENIED = "seat-denied"
 GATE_UNAVAILABLE = "gate-unavailable"
 WORKSPACE_UNRESTORABLE = "workspace-unrestorable"
 PUBLISH_REFUSED = "publish-refused"
+INCLUDE_REFUSED = "include-refused"
 UNKNOWN = "unknown"
 
 BUILTIN_CLASSES = (
@@ -46,6 +47,7 @@ BUILTIN_CLASSES = (
     GATE_UNAVAILABLE,
     WORKSPACE_UNRESTORABLE,
     PUBLISH_REFUSED,
+    INCLUDE_REFUSED,
     UNKNOWN,
 )
 
@@ -279,6 +281,11 @@ _BUILTIN_RUNGS = (
         PUBLISH_REFUSED, 3, Action.QUARANTINE,
         "the remote refused the task's branch the same way twice (a pre-receive hook, a protected branch): "
         "quarantine with the remote's words, the work kept in the snapshot; the other tasks go on",
+    ),
+    Rung(
+        INCLUDE_REFUSED, 3, Action.QUARANTINE,
+        "a file `[workspace] include` names could not be put in the workspace (a directory or a link "
+        "stands where it goes): the gate would run without it; quarantine, never skipped in silence",
     ),
     Rung(
         FIXER_SCOPE_VIOLATION, 3, Action.ESCALATE,

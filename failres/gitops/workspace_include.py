@@ -23,9 +23,15 @@ from pathlib import Path
 
 # Files that large are not what `include` is for (a virtualenv is an environment, not a file to copy).
 MAX_INCLUDED_BYTES = 4 * 1024 * 1024
-_ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.-]*\s*[=:]\s*(.+?)\s*$")
+_ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?(?P<key>[A-Za-z_][A-Za-z0-9_.-]*)\s*[=:]\s*(?P<value>.+?)\s*$")
 # Shorter values are words like "true" or "8000": redacting them would blank half the output.
 MIN_SECRET_CHARS = 8
+# Under a key that says it holds a secret, shorter values are still the person's secret.
+MIN_NAMED_SECRET_CHARS = 4
+_SECRET_KEY = re.compile(r"pass|secret|token|key|auth|credential|private|pwd|pin\b|session|cookie|signature",
+                         re.IGNORECASE)
+_PLAIN_WORD = re.compile(r"true|false|yes|no|on|off|null|none|\d{1,5}", re.IGNORECASE)
+_FORMAT_CHARACTERS = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]")
 
 
 def included_paths(top: Path, patterns: Sequence[str], tracked) -> tuple[str, ...]:
@@ -87,20 +93,85 @@ def copy_included(top: Path, workspace: Path, paths: Sequence[str]) -> list[str]
 
 
 def secret_values(top: Path, paths: Sequence[str]) -> tuple[str, ...]:
-    """The values of `KEY=value` (and `key: value`) lines of the included files, for redaction."""
+    """The values the included files hold, for redaction wherever output is written.
+
+    A dotenv's `KEY=value` (and a YAML's `key: value`) line gives its value without the
+    quotes around it or a ` # comment` after it; a JSON, TOML or INI file gives every value
+    it holds, by key, parsed as what it is. A value under a key that names a secret
+    (`PASSWORD`, `TOKEN`, `API_KEY` ...) counts from 4 characters, any other from 8: shorter
+    words (`true`, `8000`) would blank half the output. Format characters (a zero-width
+    joiner) are dropped from a value: redaction finds it with or without them. Measured
+    before: a value with a trailing comment, a 7-character password, a value with a
+    zero-width joiner and a password in an included JSON file reached `seat.log` in clear.
+    """
     values: dict[str, None] = {}
     for relative in paths:
         try:
             text = (top / relative).read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        for line in text.splitlines():
-            if line.lstrip().startswith("#"):
-                continue
-            found = _ASSIGNMENT.match(line)
-            if not found:
-                continue
-            value = found.group(1).strip().strip("'\"")
-            if len(value) >= MIN_SECRET_CHARS:
+        for key, value in _pairs(relative, text):
+            value = _FORMAT_CHARACTERS.sub("", value).strip()
+            if len(value) >= (MIN_NAMED_SECRET_CHARS if _SECRET_KEY.search(key) else MIN_SECRET_CHARS) \
+                    and not _PLAIN_WORD.fullmatch(value):
                 values[value] = None
     return tuple(values)
+
+
+def _pairs(relative: str, text: str) -> Iterable[tuple[str, str]]:
+    """(key, value) pairs of one included file, by what the file is."""
+    suffix = os.path.splitext(relative)[1].lower()
+    parsed = _structured(suffix, text)
+    if parsed is not None:
+        yield from _leaves("", parsed)
+        return
+    for line in text.splitlines():
+        if line.lstrip().startswith("#"):
+            continue
+        found = _ASSIGNMENT.match(line)
+        if found:
+            yield found.group("key"), _unquoted(found.group("value"))
+
+
+def _structured(suffix: str, text: str):
+    """A JSON, TOML or INI file's contents as plain data; None for anything else, or unparsable."""
+    import configparser
+
+    try:
+        if suffix == ".json":
+            import json
+
+            return json.loads(text)
+        if suffix == ".toml":
+            import tomllib
+
+            return tomllib.loads(text)
+        if suffix in (".ini", ".cfg", ".conf"):
+            parser = configparser.ConfigParser(interpolation=None, strict=False)
+            parser.read_string(text)
+            return {section: dict(parser[section]) for section in parser.sections()}
+    except (ValueError, configparser.Error):
+        return None
+    return None
+
+
+def _leaves(key: str, value) -> Iterable[tuple[str, str]]:
+    if isinstance(value, dict):
+        for name, inner in value.items():
+            yield from _leaves(str(name), inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _leaves(key, inner)
+    elif isinstance(value, str):
+        yield key, value
+    elif isinstance(value, (int, float)) and not isinstance(value, bool) and _SECRET_KEY.search(key):
+        yield key, str(value)  # a PIN or a numeric password is still the person's secret
+
+
+def _unquoted(raw: str) -> str:
+    """A dotenv value as the program reads it: inside its quotes, or before a ` #` comment."""
+    raw = raw.strip()
+    if raw[:1] in ("'", '"'):
+        end = raw.find(raw[0], 1)
+        return raw[1:end] if end > 0 else raw[1:]
+    return re.split(r"\s+#", raw, maxsplit=1)[0].strip()

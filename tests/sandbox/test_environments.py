@@ -346,3 +346,60 @@ def test_the_import_path_hint_names_the_pytest_table_the_project_uses_and_that_l
     config = project.top / ".failres.toml"
     config.write_text(config.read_text() + '[stop_loss]\nmode = "off"\n')
     assert cli(project.top, "run", str(plan), "--quiet").code == 0
+
+
+# ── included files: every value redacted, a refused copy said ──────────
+
+ECHO_INCLUDED = (
+    "import json, pathlib, sys\n"
+    "sys.path.insert(0, 'src')\n"
+    "print('env is', pathlib.Path('.env').read_text())\n"
+    "print('settings are', json.dumps(json.loads(pathlib.Path('settings.json').read_text())))\n"
+    "from calc import add\nsys.exit(0 if add(2, 3) == 5 else 1)\n"
+)
+
+
+def test_every_value_of_an_included_file_is_redacted_whatever_its_form(project: Project, cli):
+    """Measured before: a value with a trailing comment, a 7-character password, a value with a
+    zero-width joiner and a password in an included JSON file reached the gate's log in clear."""
+    (project.top / "tests" / "check_included.py").write_text(ECHO_INCLUDED)
+    git(project.top, "add", ".")
+    git(project.top, "commit", "-q", "-m", "a check that reads local files")
+    secrets = {"commented": "k3y-with-comment", "short": "s3v3n!x", "joined": "zwj\u200dsecret\u200dvalue",
+               "json": "hunter2-json"}
+    (project.top / ".env").write_text(f"API_KEY={secrets['commented']} # the staging key\n"
+                                      f"DB_PASSWORD='{secrets['short']}'\nSESSION_TOKEN=\"{secrets['joined']}\"\n"
+                                      "DEBUG=true\nPORT=8000\n")
+    (project.top / "settings.json").write_text(json.dumps({"db": {"password": secrets["json"], "port": 5432}}))
+    # The seat prints the values too, one with a zero-width joiner put between its letters.
+    spread = "\u200b".join(secrets["json"])
+    seat = {"write": {"src/calc.py": FIXED}, "print": f"{secrets['short']} {spread} {secrets['commented']}"}
+    project.configure(implementer=[seat], extra=gate_section([sys.executable, "tests/check_included.py"])
+                      + '[workspace]\ninclude = [".env", "settings.json"]\n')
+    result = cli(project.top, "run", str(plan_with_gate(project)), "--quiet")
+    assert result.code == 0, result.err
+    logs = project.dispatch_logs()[0]
+    kept = (logs / "gate.log").read_text() + (logs / "seat.log").read_text()
+    assert "env is" in kept and "settings are" in kept  # the gate read the person's files
+    plain = kept.replace("\u200b", "").replace("\u200d", "")
+    for value in secrets.values():
+        assert value.replace("\u200d", "") not in plain, value
+    assert "DEBUG=true" in kept and "PORT=8000" in kept  # plain words are not secrets
+
+
+def test_a_directory_where_an_included_file_goes_is_refused_loudly_and_nothing_is_judged(project: Project, cli):
+    (project.top / "tests" / "check_env.py").write_text(CHECK_ENV)
+    git(project.top, "add", ".")
+    git(project.top, "commit", "-q", "-m", "a check that reads .env")
+    (project.top / ".env").write_text(f"API_TOKEN={TOKEN}\n")
+    # The implementer replaces the included file with a directory: the copy before the gate cannot go there.
+    seat = {"write": {"src/calc.py": FIXED}, "delete": [".env"], "mkdir": [".env"]}
+    project.configure(implementer=[seat], extra=gate_section([sys.executable, "tests/check_env.py"])
+                      + '[workspace]\ninclude = [".env"]\n')
+    result = cli(project.top, "run", str(plan_with_gate(project)), "--quiet")
+    assert result.code == 1
+    event = quarantined(project)
+    assert event["failClass"] == "include-refused" and ".env" in event["message"]
+    assert git(project.top, "rev-parse", "failres/rr/t1") == git(project.top, "rev-parse", "main")
+    gates = [e for e in project.events() if e["type"] == "gate-result" and not e.get("preflight")]
+    assert gates == []  # no gate ran without the person's file

@@ -155,3 +155,15 @@ def test_record_bytes_are_those_json_dumps_writes() -> None:
         expected = (json.dumps(redact.redact_value(document), sort_keys=True, indent=2, ensure_ascii=False)
                     + "\n").encode()
         assert encode(document) == expected
+
+
+def test_a_known_value_is_found_with_invisible_characters_between_its_letters(monkeypatch) -> None:
+    """A seat that prints a known value with a zero-width space (or a soft hyphen, a direction
+    mark) between its letters shows a terminal the same value: it is redacted all the same."""
+    monkeypatch.setattr(known_secrets, "_values", frozenset())
+    known_secrets.remember_secret_values(["pa55-w0rd-known"])
+    for gap in ("\u200b", "\u200d", "\u00ad", "\u2066", "\ufeff"):
+        spread = gap.join("pa55-w0rd-known")
+        out = redact.redact(f"the value is {spread}.")
+        assert out == f"the value is {known_secrets.MARKER}.", repr(gap)
+    assert redact.redact("pa55 w0rd known") == "pa55 w0rd known"  # other letters between: another text
