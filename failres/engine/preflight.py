@@ -209,3 +209,18 @@ def _import_fix(module: str, run: HeadRun, config: str) -> str:
                 f"or install the project in [gates.{run.gate}] setup")
     return (f"install {top} where the gate runs (a [gates.{run.gate}] setup, or the interpreter the gate names), "
             f"or fix {config}")
+
+
+def pytest_table(pyproject: str) -> str:
+    """Where a project keeps its pytest settings, from its `pyproject.toml`'s text: `[tool.pytest]`
+    (pytest 9's own) or `[tool.pytest.ini_options]`."""
+    import tomllib
+
+    try:
+        tool = tomllib.loads(pyproject).get("tool", {})
+    except ValueError:
+        return "tool.pytest.ini_options"
+    table = tool.get("pytest") if isinstance(tool, dict) else None
+    if isinstance(table, dict) and table and "ini_options" not in table:
+        return "tool.pytest"
+    return "tool.pytest.ini_options"

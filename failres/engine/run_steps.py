@@ -298,7 +298,7 @@ class RunSteps(RunContext):
         def in_scope(path: str) -> bool:
             return bool(match_scope([path], self.allow, self.config.scope.protected)[0])
 
-        from failres.engine.preflight import module_paths, unimportable_modules
+        from failres.engine.preflight import module_paths, pytest_table, unimportable_modules
 
         src = self.workspace.path / "src"
         packages = tuple(sorted(p.name.removesuffix(".py") for p in src.iterdir())) if src.is_dir() else ()
@@ -307,10 +307,12 @@ class RunSteps(RunContext):
         generated = tuple(sorted(path for path in candidates if (self.engine.top / path).is_file()
                                  and not (self.workspace.path / path).exists()))
         gate = self.config.gates[self.gate_name]
+        pyproject = self.workspace.path / "pyproject.toml"  # as the head has it: no seat has run yet
         return judge_at_head(HeadRun(self.gate_name, tuple(judge.argv), result.exit_code, result.not_found,
                                      result.timed_out, result.text, str(self.workspace.path), packages,
                                      generated=generated, pythonpath=str(gate.env.get("PYTHONPATH", "")),
-                                     pytest_table=_pytest_table(self.workspace.path)),
+                                     pytest_table=pytest_table(pyproject.read_text(encoding="utf-8", errors="replace")
+                                                               if pyproject.is_file() else "")),
                              self.allow, in_scope=in_scope)
 
     def run_preflight(self) -> Failure | None:
@@ -417,17 +419,3 @@ class RunSteps(RunContext):
             propose_answer(self.engine.top, self.engine.repo, self.config, self.engine.store, decision_id)
         except Exception:
             log.exception("failres: the resolver seat could not propose an answer to %s", decision_id)
-
-
-def _pytest_table(top: Path) -> str:
-    """Where the project keeps its pytest settings: `[tool.pytest]` (pytest 9's own) or `ini_options`."""
-    import tomllib
-
-    try:
-        tool = tomllib.loads((top / "pyproject.toml").read_text(encoding="utf-8")).get("tool", {})
-    except (OSError, ValueError):
-        return "tool.pytest.ini_options"
-    table = tool.get("pytest") if isinstance(tool, dict) else None
-    if isinstance(table, dict) and table and "ini_options" not in table:
-        return "tool.pytest"
-    return "tool.pytest.ini_options"

@@ -27,6 +27,7 @@ from failres.errors import ConfigError
 from failres.sandbox.environment import environment_dirs
 from failres.sandbox.layout import OBJECTS_INSIDE, SYSTEM_DIRECTORIES, SystemEntry, WorldPlan, layout_argv, within
 from failres.sandbox.probe import Availability, machine_sandbox
+from failres.sandbox.program_files import path_dirs, run_needs, venv_base
 from failres.sandbox.world_network import TaskNetwork
 
 log = logging.getLogger("failres.sandbox")
@@ -39,7 +40,6 @@ _AGENT_HOME_FILES = {
     "claude": (".claude/.credentials.json", ".claude/settings.json", ".claude.json"),
     "codex": (".codex/auth.json", ".codex/config.toml"),
 }
-_SHEBANG_LIMIT = 256
 
 
 def world_wanted(config: Config, availability: Availability | None = None) -> bool:
@@ -134,7 +134,7 @@ class SeatWorld:
             return list(argv)
         wanted = set(self.config.sandbox.read) | set(read)
         named = [program, *_absolute_paths(argv[1:])]
-        readable = [*_run_needs([p for p in named if not self._seat_writable(p)]),
+        readable = [*run_needs([p for p in named if not self._seat_writable(p)]),
                     *(_expand(p, self.home) for p in wanted)]
         net = self._memo.setdefault("network", TaskNetwork(self.config)).for_command(
             argv, own=network, role=role, who=who or "the command", env=env,
@@ -183,7 +183,7 @@ class SeatWorld:
         """
         key = ("readable", path_value)
         if key not in self._memo:
-            self._memo[key] = tuple(self._visible([*_path_dirs(path_value, self.home), *self._environment_needs(),
+            self._memo[key] = tuple(self._visible([*path_dirs(path_value, self.home), *self._environment_needs(),
                                                    *_resolver_files()]))
         return self._memo[key]
 
@@ -222,7 +222,7 @@ class SeatWorld:
             host = self.top / name
             if host.is_symlink():
                 needs.append(os.path.realpath(host))
-            needs += _venv_base(Path(os.path.realpath(host)))
+            needs += venv_base(Path(os.path.realpath(host)))
         return needs
 
     def _writable(self, paths: Iterable[str]) -> list[str]:
@@ -286,115 +286,6 @@ def _no_link_below(base: Path, path: Path) -> bool:
 def _absolute_paths(words: Iterable[str]) -> list[str]:
     """Arguments that name an existing file by absolute path (a script, a metadata file)."""
     return [w for w in words if w.startswith("/") and "\0" not in w and os.path.isfile(w)]
-
-
-def _run_needs(programs: Iterable[str]) -> list[str]:
-    """Each program's file and directory, every hop of its links, its venv and base interpreter, its `#!`."""
-    needs: list[str] = []
-    seen: set[str] = set()
-    todo = list(programs)
-    while todo:
-        path = todo.pop()
-        if path in seen or len(seen) > 64:
-            continue
-        seen.add(path)
-        needs.append(path)
-        for hop in _link_hops(path):
-            needs += [hop, os.path.dirname(hop)]
-            needs += _prefix_of(hop)
-            needs += _venv_base(Path(hop).parent.parent)
-        real = os.path.realpath(path)
-        needs += [real, *_prefix_of(real)]
-        interpreter = _shebang(real)
-        if interpreter:
-            todo.append(interpreter)
-    return needs
-
-
-def _link_hops(path: str) -> list[str]:
-    hops = [path]
-    current = path
-    for _ in range(16):
-        if not os.path.islink(current):
-            break
-        target = os.readlink(current)
-        current = os.path.normpath(os.path.join(os.path.dirname(current), target))
-        hops.append(current)
-    return hops
-
-
-# What of an install prefix a program in its `bin/` runs from: its programs, libraries and a
-# venv's `pyvenv.cfg`; a version manager's versions beside its shims. Never the prefix
-# whole: `~/.local` holds `share/` (shell history, the keyring), seen inside once
-# `~/.local/bin` was on `PATH`.
-_PREFIX_PARTS = ("bin", "sbin", "lib", "lib64", "libexec", "pyvenv.cfg")
-_SHIMS_PARTS = ("shims", "versions", "libexec", "bin", "lib", "plugins")
-
-
-def _prefix_of(path: str) -> list[str]:
-    """The parts of the install prefix a program in a `bin/` needs: `~/.nvm/versions/node/v20`, a venv, `/opt/x`."""
-    directory = os.path.dirname(path)
-    return [*(_prefix_parts(directory) or [directory]), *_package_tree(path)]
-
-
-def _package_tree(path: str) -> list[str]:
-    """The `node_modules` an npm-installed program lives in: its packages find each other there
-    (Codex's launcher looks for its platform package beside its own)."""
-    parts = path.split("/")
-    return ["/".join(parts[: parts.index("node_modules") + 1])] if "node_modules" in parts else []
-
-
-def _prefix_parts(directory: str) -> list[str]:
-    """For a `bin`/`shims`/`scripts` directory, the parts of its prefix a program there needs; else []."""
-    name = os.path.basename(os.path.normpath(directory))
-    prefix = os.path.dirname(os.path.normpath(directory))
-    if name not in ("bin", "shims", "scripts") or prefix in ("", "/"):
-        return []
-    parts = _SHIMS_PARTS if name == "shims" else (*_PREFIX_PARTS, name)
-    return [os.path.join(prefix, part) for part in dict.fromkeys(parts)]
-
-
-def _venv_base(venv: Path) -> list[str]:
-    """A venv's own dir and the interpreter it was made from (`home =` in pyvenv.cfg)."""
-    config = venv / "pyvenv.cfg"
-    if not config.is_file():
-        return []
-    needs = [str(venv)]
-    for line in config.read_text(encoding="utf-8", errors="replace").splitlines():
-        key, _, value = line.partition("=")
-        if key.strip() == "home" and value.strip():
-            needs += [value.strip(), os.path.dirname(value.strip())]
-    return needs
-
-
-def _shebang(path: str) -> str | None:
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(_SHEBANG_LIMIT)
-    except OSError:
-        return None
-    if not head.startswith(b"#!"):
-        return None
-    words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
-    if not words:
-        return None
-    if os.path.basename(words[0]) == "env" and len(words) > 1:
-        return shutil.which(words[-1]) if not words[-1].startswith("-") else None
-    return words[0] if words[0].startswith("/") else None
-
-
-def _path_dirs(path_value: str, home: Path) -> list[str]:
-    """The directories on PATH, with what of each one's prefix its programs need (`~/.local/lib`,
-    `~/.pyenv/versions`), never the prefix's data (`~/.local/share`)."""
-    out = []
-    for entry in path_value.split(os.pathsep):
-        if not entry.startswith("/"):
-            continue
-        out.append(entry)
-        if os.path.dirname(os.path.normpath(entry)) != str(home):
-            out += _prefix_parts(entry)
-        out.append(os.path.realpath(entry))
-    return out
 
 
 def _expand(path: str, home: Path) -> str:

@@ -38,6 +38,7 @@ def test_a_stop_loss_stop_prints_its_whole_reason_and_what_would_change_the_outc
         "    - move the integration head",
         "    - change the task's files (its scope)",
         "    - change the binding",
+        "    - change the gate (its command, env, setup or cwd) or [workspace] in .failres.toml",
         '    - set stop_loss.mode = "off"',
     ]
     assert "decision" not in stopped.out  # none is open: nothing to answer
