@@ -90,7 +90,9 @@ def test_three_runners_work_one_plan_each_task_once_and_a_killed_runners_task_is
     for task in TASKS:
         assert committed[task] == 1, task
         if task in held_by_killed:
-            assert 1 <= dispatched[task] <= 2 and journaled[task] == dispatched[task], task
+            # The journal is written before the seat starts: a runner killed between the two
+            # leaves one dispatch on record that no seat carried out, never one carried out unrecorded.
+            assert 1 <= dispatched[task] <= 2 and dispatched[task] <= journaled[task] <= 2, task
         else:
             assert dispatched[task] == 1 and journaled[task] == 1, task
     assert dispatched[VICTIM] == 2
