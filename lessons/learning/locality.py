@@ -330,6 +330,8 @@ def _runs_own_program(words: list[str], place: Place) -> bool:
     else:
         return False
     parts = posixpath.normpath(candidate).split("/")
+    if posixpath.splitext(parts[-1])[0] in SERVING_WORDS:
+        return False  # `node server.js`, `./start.sh`: the repository's server is still a server
     return not _DEPENDENCY_DIRS.intersection(parts) and all(
         path_is_inside(candidate, cwd, place.root) for cwd in place.cwds)
 

@@ -111,7 +111,8 @@ def test_first_party_commands_keep_the_persons_words_clean(tmp_path: Path, comma
     "npx vitest run", "git fetch origin", "git pull --rebase", "git clone https://example.invalid/r.git",
     "git push", "git remote show origin", "git ls-remote origin", "git submodule update --init",
     "gh pr view 12", "gh issue list", "make serve", "bin/rails server", "./manage.py runserver",
-    "python -c 'import urllib.request'", "node_modules/.bin/vite", "../elsewhere/build.sh",
+    "python -c 'import urllib.request'", "node_modules/.bin/vite", "../elsewhere/build.sh", "node server.js",
+    "./start.sh",
 ])
 def test_commands_that_fetch_install_or_serve_make_what_follows_untrusted(tmp_path: Path, command: str) -> None:
     origin = origin_of_correction(tmp_path, calls("t1", "Bash", {"command": command}), result("t1", "ok"))

@@ -282,6 +282,14 @@ def test_an_interrupt_and_the_words_after_it_are_one_steer(tmp_path: Path) -> No
     assert classify_origin(t, steer.message_index) is Origin.CLEAN
 
 
+def test_words_the_person_sends_while_codex_works_are_a_steer(tmp_path: Path) -> None:
+    t = load(tmp_path, person("add the beads"), calls("c1", "exec_command", {"cmd": "git status"}),
+             output("c1", ran("clean")), person("use docs/beads.md"), says("Writing docs/beads.md."))
+    [steer] = extract_interventions(t)
+    assert (steer.trigger, steer.intervention) == (Trigger.STEER, "use docs/beads.md")
+    assert classify_origin(t, steer.message_index) is Origin.CLEAN
+
+
 def test_a_rollback_is_the_person_rejecting_the_turns_it_undid(tmp_path: Path) -> None:
     undone = [person("add the beads"), calls("c1", "exec_command", {"cmd": "ls"}), output("c1", ran("a")),
               says("Added them to README.md."), event("thread_rolled_back", num_turns=1)]
