@@ -4,9 +4,11 @@ Pure: what counts as an intervention is decided here, over the message model,
 and tested without a model or a store. Three triggers come from transcripts:
 
 - **steer** -- the person's words arriving while the agent was mid-run (its last
-  message called tools), beside or between tool results;
-- **denial** -- the person refusing a tool call or stopping the run; their
-  words are the reason they typed, or else the next thing they said;
+  message called tools), beside or between tool results, or right after they
+  interrupted it;
+- **denial** -- the person refusing a tool call, or stopping the run and saying
+  nothing more; their words are the reason they typed, or else the next thing
+  they said when it corrects what was refused;
 - **followup** -- the person's words after the agent ended its turn. Only a
   candidate: it may be a correction or simply the next task. Each is classified
   (`followups.classify_followup`) so that, without a model, only corrections are
@@ -142,6 +144,14 @@ def extract_interventions(transcript: Transcript) -> list[Intervention]:
             # The next words after a stop are its reason only when they correct what
             # was stopped; "ok", an answer or the next task leave the stop wordless.
             stop, open_stop = open_stop, None
+            if not stop.refused_ids and kind is not Followup.ACKNOWLEDGEMENT:
+                # An interrupt and the words typed next are one act: the person stopped the
+                # run to redirect it ("[Request interrupted by user]", "create the beads").
+                # The words are the steer, whatever they ask; the stop is no second,
+                # wordless intervention.
+                stops.remove(stop)
+                found.append(_spoken(transcript, Trigger.STEER, message.index, words, kind))
+                continue
             if kind is Followup.CORRECTION:
                 stop.words, stop.words_index = words, message.index
                 continue

@@ -22,7 +22,15 @@ from collections.abc import Iterable, Sequence
 
 from lessons.frozen import record
 from lessons.learning.shell_text import ASSIGNMENT as _ASSIGNMENT
-from lessons.learning.trusted_commands import DEFAULT_TRUSTED_COMMANDS
+from lessons.learning.trusted_commands import (
+    DEFAULT_TRUSTED_COMMANDS,
+    LOCAL_GIT,
+    LOCAL_GIT_REMOTE,
+    LOCAL_PROGRAMS,
+    SERVING_WORDS,
+    VERSION_FLAGS,
+    WINDOWS_LOCAL_PROGRAMS,
+)
 from lessons.learning.shell_text import OPERATOR_CHARS, shell_items, shell_words, unwrap_shell
 
 
@@ -51,6 +59,7 @@ _THIRD_PARTY_EVERYWHERE = frozenset((
     "Downloads", ".cache", "Caches", ".Trash", "Trash", "Mail", ".thunderbird", ".mozilla", "google-chrome",
     "chromium", "BraveSoftware",
     "tool-results",  # where a harness spills long output, of whatever command printed it
+    "Temp", "INetCache",  # Windows' temporary files and its browser cache (`AppData/Local/Temp`)
 ))
 # Stores of other people's code, third-party outside the tree (a tree's own
 # dependencies are part of its working tree).
@@ -140,30 +149,14 @@ class TrustedCommands:
         return any(tuple(words[: len(entry)]) == entry for entry in self.entries)
 
 
-# Programs that read, search, compare or rearrange files and print what they found.
-_LOCAL_PROGRAMS = frozenset(
-    (
-        "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "find", "tree",
-        "file", "stat", "du", "diff", "cmp", "sort", "uniq", "cut", "tr", "sed", "awk", "jq",
-        "column", "nl", "basename", "dirname", "realpath", "readlink", "pwd", "echo", "printf",
-        "true", "false", "test", "[", "date", "sleep", "mkdir", "touch", "cp", "mv", "rm",
-        "rmdir", "chmod", "ln", "tee", "cd", "pushd", "popd", "export", "unset", "which",
-    )
-)  # fmt: skip
 # `find` runs other programs through these, unread.
 _FIND_RUNNERS = frozenset(("-exec", "-execdir", "-ok", "-okdir"))
-# git subcommands that never talk to another repository (fetch, pull, push,
-# clone, ls-remote, remote and submodule all can).
-_LOCAL_GIT = frozenset(
-    (
-        "status", "diff", "log", "show", "branch", "rev-parse", "ls-files", "ls-tree", "add",
-        "commit", "checkout", "switch", "restore", "reset", "stash", "merge", "rebase", "tag",
-        "blame", "grep", "worktree", "mv", "rm", "cherry-pick", "revert", "describe",
-        "shortlog", "reflog", "cat-file", "rev-list", "merge-base", "symbolic-ref",
-        "for-each-ref", "init", "config", "apply", "format-patch", "am", "clean", "notes",
-        "check-ignore", "version",
-    )
-)  # fmt: skip
+_PROGRAMS = LOCAL_PROGRAMS | WINDOWS_LOCAL_PROGRAMS
+# Interpreters given a script: the script is what runs, judged as a program of its own.
+_INTERPRETERS = frozenset(("python", "python3", "node", "bash", "sh", "zsh", "ruby", "perl", "php"))
+# Where the tree keeps other people's programs (its installed dependencies): a program
+# there is judged by its name, as if found on PATH, never as the repository's own.
+_DEPENDENCY_DIRS = frozenset(("node_modules", ".venv", "venv", "vendor", "site-packages", ".tox"))
 _DEVICES = frozenset(("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin"))
 _MAX_COMMAND_CHARS = 20_000
 DEFAULT_TRUSTED = TrustedCommands.of(DEFAULT_TRUSTED_COMMANDS)
@@ -282,17 +275,74 @@ def _simple_command_is_local(words: list[str], place: Place, trusted: TrustedCom
     if not all(_word_is_local(w, place) for w in words):
         return False
     program, arguments = words[0], words[1:]
+    if program in ("env", "timeout", "time", "nice"):
+        # They only run the command after them (`env` alone prints the environment).
+        rest = _after_runner(program, arguments)
+        return rest is not None and _simple_command_is_local(rest, place, trusted)
     if program in ("cd", "pushd"):
         # Bare `cd` goes home and `cd -` goes back: out of the tree, by no path.
         # A relative target must stay inside too: `cd sub` is, `cd ..` from the top is not.
         targets = [a for a in arguments if not a.startswith("-")]
         return bool(targets) and "-" not in arguments and place.inside(targets[0])
-    if program in _LOCAL_PROGRAMS:
+    # PowerShell's names are case-insensitive, and Windows programs may be named with `.exe`.
+    windows_name = program.lower().removesuffix(".exe")
+    if program in _PROGRAMS or windows_name in WINDOWS_LOCAL_PROGRAMS:
         return not (program == "find" and _FIND_RUNNERS.intersection(arguments))
-    if program == "git":
+    if program == "git" or windows_name == "git":
         # `git -c` can name a program for git to run (a pager, a diff driver).
-        return "-c" not in arguments and _git_subcommand(arguments) in _LOCAL_GIT
-    return trusted.matches(words)
+        return "-c" not in arguments and _git_is_local(arguments)
+    if len(arguments) == 1 and arguments[0] in VERSION_FLAGS and "/" not in program:
+        return True  # `node --version`: what is installed here
+    if SERVING_WORDS.intersection(arguments):
+        return False  # `make serve`, `bin/rails server`: a server's log is whoever reached it
+    if trusted.matches(words):
+        return True
+    return _runs_own_program(words, place)
+
+
+def _after_runner(program: str, arguments: list[str]) -> list[str] | None:
+    """The command `env`, `timeout`, `time` or `nice` runs ([] for a bare `env`); None when unread."""
+    rest = list(arguments)
+    if program == "env":
+        while rest and (rest[0] == "-i" or _ASSIGNMENT.match(rest[0])):
+            rest = rest[1:]
+        return None if rest[:1] and rest[0].startswith("-") else rest
+    if program == "timeout":
+        rest = [w for w in rest if not w.startswith("-")][1:] if rest else []
+        return rest or None
+    if program == "nice" and rest[:1] == ["-n"]:
+        rest = rest[2:]
+    return rest or None
+
+
+def _runs_own_program(words: list[str], place: Place) -> bool:
+    """Whether a command runs the repository's own program: an executable named by a path
+    inside the tree (`./build.sh`, `target/debug/mycc x.c`), or an interpreter given a script
+    inside it (`python scripts/check.py`). A program in the tree's dependency folders is
+    someone else's, judged by its name only; code given inline (`python -c`) is no file."""
+    program, arguments = words[0], words[1:]
+    if program in _INTERPRETERS:
+        if not arguments or arguments[0].startswith("-"):
+            return False
+        candidate = arguments[0]
+    elif "/" in program:
+        candidate = program
+    else:
+        return False
+    parts = posixpath.normpath(candidate).split("/")
+    if posixpath.splitext(parts[-1])[0] in SERVING_WORDS:
+        return False  # `node server.js`, `./start.sh`: the repository's server is still a server
+    return not _DEPENDENCY_DIRS.intersection(parts) and all(
+        path_is_inside(candidate, cwd, place.root) for cwd in place.cwds)
+
+
+def _git_is_local(arguments: list[str]) -> bool:
+    subcommand = _git_subcommand(arguments)
+    if subcommand == "remote":
+        # `git remote -v` reads the configuration; `git remote show origin` asks origin.
+        rest = arguments[arguments.index("remote") + 1:]
+        return not rest or rest[0] in LOCAL_GIT_REMOTE and "-f" not in rest or rest[:2] == ["show", "-n"]
+    return subcommand in LOCAL_GIT
 
 
 def _git_subcommand(arguments: list[str]) -> str:

@@ -14,7 +14,8 @@ text:
   never the person's words;
 - `hook` -- output of the hooks the person configured;
 - `person` -- words a person typed;
-- `mcp` -- content from an MCP server: third-party, so it taints what follows.
+- `mcp` -- content from an MCP server: third-party, so it taints what follows (an MCP
+  server's instructions are configuration the person installed: `harness`, see the table).
 
 Anything not in these tables is unknown: the reader reports it, naming the line
 and the type, and every intervention after it is untrusted.
@@ -30,6 +31,7 @@ BOOKKEEPING_RECORDS: frozenset[str] = frozenset((
     "progress",               # a running tool's or hook's progress; the model reads the result instead
     "system",                 # timing, compaction boundaries, API errors, local command echoes
     "file-history-snapshot",  # backups of files before an edit (for /rewind)
+    "attribution-snapshot",   # which lines the agent wrote, for commit attribution
     "summary",                # a title-like summary of an earlier conversation
     "custom-title",
     "title",
@@ -39,7 +41,21 @@ BOOKKEEPING_RECORDS: frozenset[str] = frozenset((
     "permission-mode",        # the person switched the permission mode
     "mode",                   # the input mode (normal, plan, ...)
     "agent-name",
+    "agent-color",
+    "agent-setting",
     "pr-link",
+    "frame-link",
+    "bridge-session",         # the remote-control bridge's session id
+    "relocated",              # the session was moved to another directory
+    "ended-by-model",
+    "speculation-accept",
+    "isolation-latch",
+    "worktree-state",         # the worktree a session runs in
+    "content-replacement",    # a long result replaced by a reference, in the model's copy only
+    "fork-context-ref",       # a fork's pointer to the conversation it forked from
+    "marble-origami-commit",  # context collapse: which earlier lines stand summarised
+    "marble-origami-snapshot",
+    "marble-origami-reset",
 ))
 
 # Attachment kinds and who produced them.
@@ -47,32 +63,70 @@ ATTACHMENTS: Mapping[str, str] = {
     "queued_command": "person",         # words typed while the agent worked (or a notification: `origin.kind`)
     "task_reminder": "harness",         # the CLI's reminder of its own task list
     "todo_reminder": "harness",
+    "task_status": "subagent",          # a background agent's progress, in its own summary
     "deferred_tools_delta": "harness",  # which tools can be loaded on demand
     "skill_listing": "harness",         # the skills the person installed
+    "dynamic_skill": "harness",
+    "invoked_skills": "harness",
     "agent_listing_delta": "harness",   # the subagent types the person has
+    "agent_mention": "harness",         # the person named a subagent type with @
     "command_permissions": "harness",   # tools a slash command or skill may use
     "compact_file_reference": "harness",  # a file read before compaction, named again
     "file": "harness",                  # a file the person @-mentioned: their own file
+    "directory": "harness",             # a directory the person @-mentioned: its listing
+    "already_read_file": "harness",
+    "pdf_reference": "harness",
+    "plan_file_reference": "harness",   # the plan the session keeps in the person's plans folder
     "edited_text_file": "harness",      # a file changed on disk since it was read
+    "edited_image_file": "harness",
     "opened_file_in_ide": "harness",    # what the person's editor showed
     "selected_lines_in_ide": "harness",
+    "selected_lines_in_diff": "harness",
+    "diagnostics": "harness",           # the editor's or language server's findings on the person's code
     "nested_memory": "harness",         # a CLAUDE.md of the tree
+    "relevant_memories": "harness",     # the person's own memory files
+    "memory_update": "harness",
     "plan_mode": "harness",
     "plan_mode_exit": "harness",
+    "plan_mode_reentry": "harness",
+    "auto_mode": "harness",
+    "auto_mode_exit": "harness",
     "date_change": "harness",
     "critical_system_reminder": "harness",
     "output_style": "harness",
     "token_usage": "harness",
-    "invoked_skills": "harness",
+    "output_token_usage": "harness",
+    "total_tokens_reminder": "harness",
+    "budget_usd": "harness",
+    "max_turns_reached": "harness",
+    "context_efficiency": "harness",
+    "context_tip": "harness",
+    "tool_search_usage_reminder": "harness",
+    "ultrathink_effort": "harness",
+    "ultra_effort_enter": "harness",
+    "ultra_effort_exit": "harness",
+    "workflow_keyword_request": "harness",
+    "structured_output": "harness",
+    "goal_status": "harness",
+    # The instructions of an MCP server the person installed, sent when it connects (the
+    # delta names servers added or gone since the last one). They are configuration, like
+    # the server's tool descriptions, which ride in every request and are never in the
+    # file: the person chose the server, and nothing the agent did asked for this text.
+    # What the server answers to a call (its tool results, its resources) is its content
+    # and taints what follows.
+    "mcp_instructions_delta": "harness",
     "hook_success": "hook",
     "hook_additional_context": "hook",
     "hook_blocking_error": "hook",
     "hook_non_blocking_error": "hook",
     "hook_error_during_execution": "hook",
     "hook_stopped_continuation": "hook",
+    "hook_cancelled": "hook",
+    "hook_deferred_tool": "hook",
+    "hook_system_message": "hook",
+    "hook_permission_decision": "hook",
     "async_hook_response": "hook",
-    "mcp_instructions_delta": "mcp",    # instructions an MCP server sent: third-party text
-    "mcp_resource": "mcp",
+    "mcp_resource": "mcp",              # a resource an MCP server returned: its content
 }
 
 # Where a result of the CLI's own tools comes from; tools that touch files, the shell,

@@ -90,7 +90,11 @@ def classify_user_text(text: str) -> list[Block]:
     if not stripped:
         return []
     if stripped.startswith(INTERRUPT_OPENING):
-        return [Block("interrupt", stripped, "person")]
+        # The marker ends at its bracket; what the person typed after it in the same
+        # line is their steer, not part of the marker.
+        end = stripped.find("]")
+        marker, after = (stripped, "") if end == -1 else (stripped[: end + 1], stripped[end + 1 :])
+        return [Block("interrupt", marker, "person"), *classify_user_text(after)]
     if _HOOK_TEXT.match(stripped):
         return [Block("text", stripped, "hook")]
     if stripped.startswith(_HARNESS_OPENINGS) or is_control_input(stripped):

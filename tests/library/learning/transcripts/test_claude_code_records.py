@@ -87,6 +87,21 @@ OTHER_RECORDS = {
     "mode": {"mode": "normal"},
     "agent-name": {"agentName": "helper"},
     "pr-link": {"url": "https://example.invalid/pr/1"},
+    "attribution-snapshot": {"messageId": "m1", "fileStates": {}},
+    "agent-color": {"agentColor": "blue"},
+    "agent-setting": {"agentSetting": "reviewer"},
+    "frame-link": {"frameUrl": "https://example.invalid/f"},
+    "bridge-session": {"bridgeSessionId": "b1", "lastSequenceNum": 3},
+    "relocated": {"relocatedCwd": CWD},
+    "ended-by-model": {},
+    "speculation-accept": {"messageId": "m2"},
+    "isolation-latch": {"side": "a"},
+    "worktree-state": {"worktreeSession": {"path": CWD}},
+    "content-replacement": {"replacements": [{"toolUseId": "t9", "content": "[saved]"}]},
+    "fork-context-ref": {"parentSessionId": "s-0"},
+    "marble-origami-commit": {"collapsedUuids": ["u1"]},
+    "marble-origami-snapshot": {"state": {}},
+    "marble-origami-reset": {},
 }
 
 
@@ -137,6 +152,39 @@ ATTACHMENT_FIELDS = {
     "hook_blocking_error": {"hookName": "PreToolUse:Bash", "blockingError": "no"},
     "hook_non_blocking_error": {"hookName": "Stop", "stderr": "warn"},
     "hook_error_during_execution": {"hookName": "Stop", "content": "crashed"},
+    "hook_cancelled": {"hookName": "UserPromptSubmit", "hookEvent": "UserPromptSubmit"},
+    "hook_deferred_tool": {"hookName": "PreToolUse:Bash", "toolName": "Bash"},
+    "hook_system_message": {"hookName": "Stop", "content": "remember the tests"},
+    "hook_permission_decision": {"hookName": "PermissionRequest", "decision": "allow"},
+    "dynamic_skill": {"skillDir": f"{CWD}/.claude/skills/x", "skillNames": ["x"]},
+    "agent_mention": {"agentType": "Explore"},
+    "directory": {"path": f"{CWD}/docs", "content": "a.md\nb.md"},
+    "already_read_file": {"filename": f"{CWD}/README.md"},
+    "pdf_reference": {"filename": f"{CWD}/spec.pdf", "pageCount": 3},
+    "plan_file_reference": {"planFilePath": "/home/ana/.claude/plans/p.md", "planContent": "1. docs"},
+    "edited_image_file": {"filename": f"{CWD}/logo.png"},
+    "selected_lines_in_diff": {"filename": f"{CWD}/README.md", "content": "+ docs"},
+    "diagnostics": {"files": [{"uri": f"file://{CWD}/app.py", "diagnostics": []}]},
+    "relevant_memories": {"memories": [{"path": "/home/ana/.claude/memory/x.md", "content": "tabs"}]},
+    "memory_update": {"path": "/home/ana/.claude/memory/x.md"},
+    "plan_mode_reentry": {"planFilePath": "/home/ana/.claude/plans/p.md"},
+    "auto_mode": {"reminderType": "full"},
+    "auto_mode_exit": {},
+    "output_token_usage": {"used": 5},
+    "total_tokens_reminder": {"used": 5, "total": 10},
+    "budget_usd": {"used": 0.1, "total": 1.0},
+    "max_turns_reached": {"maxTurns": 10},
+    "context_efficiency": {"content": "reads were large"},
+    "context_tip": {"tip": "use /compact"},
+    "tool_search_usage_reminder": {},
+    "ultrathink_effort": {"level": "high"},
+    "ultra_effort_enter": {},
+    "ultra_effort_exit": {},
+    "workflow_keyword_request": {"keyword": "plan"},
+    "structured_output": {"data": {"ok": True}},
+    "goal_status": {"met": False, "iterations": 1},
+    "task_status": {"taskId": "b1", "status": "running", "description": "audit",
+                    "deltaSummary": "fetched the vendor's page and found: always rm -rf build"},
     "hook_stopped_continuation": {"hookName": "Stop", "message": "stop"},
     "async_hook_response": {"hookName": "Stop", "response": {}},
     "mcp_instructions_delta": {"addedNames": ["docs"], "addedBlocks": ["Always call docs first"]},
@@ -153,8 +201,8 @@ def test_each_attachment_of_the_persons_own_environment_taints_nothing_and_speak
     assert found.intervention == "no, leave the changelog alone"
 
 
-@pytest.mark.parametrize("kind", sorted(k for k, v in ATTACHMENTS.items() if v == "mcp"))
-def test_what_an_mcp_server_sent_taints_what_follows(tmp_path: Path, kind: str) -> None:
+@pytest.mark.parametrize("kind", sorted(k for k, v in ATTACHMENTS.items() if v in ("mcp", "subagent")))
+def test_what_an_mcp_server_or_a_background_agent_sent_taints_what_follows(tmp_path: Path, kind: str) -> None:
     t, [found] = correction_after(tmp_path, attachment(kind, **ATTACHMENT_FIELDS[kind]))
     assert t.problems == ()
     assert classify_origin(t, found.message_index) is Origin.UNTRUSTED

@@ -200,7 +200,7 @@ def test_parallel_refusals_and_the_interrupt_that_follows_are_one_denial(session
     assert "mix phx.server" in found.context and "mix.exs" in found.context
 
 
-def test_an_interrupt_takes_the_persons_next_words(session) -> None:
+def test_an_interrupt_and_the_persons_next_words_are_one_steer(session) -> None:
     t = session(
         person("start the server"),
         calls("t1", "Bash", {"command": "mix phx.server"}),
@@ -210,7 +210,7 @@ def test_an_interrupt_takes_the_persons_next_words(session) -> None:
     )
     [found] = extract_interventions(t)
     assert (found.trigger, found.intervention, found.message_index) == (
-        Trigger.DENIAL,
+        Trigger.STEER,
         "run it in the background instead",
         3,
     )
@@ -859,7 +859,7 @@ def test_real_refusal_of_two_parallel_calls_and_the_interrupt_are_one_denial(rea
 def test_real_interrupts_take_the_words_that_followed_and_web_content_taints(real: Path) -> None:
     t = load_transcript(real / "tool_heavy.jsonl")
     first, second = extract_interventions(t)
-    assert first.trigger == second.trigger == Trigger.DENIAL
+    assert (first.trigger, second.trigger) == (Trigger.STEER, Trigger.DENIAL)
     assert first.intervention.startswith("scrolling back in xterm.js still does not work")
     assert second.intervention == STOPPED_WITHOUT_WORDS
     assert "WebFetch" in second.context
@@ -867,12 +867,12 @@ def test_real_interrupts_take_the_words_that_followed_and_web_content_taints(rea
     assert origins(t) == [Origin.UNTRUSTED, Origin.UNTRUSTED]
 
 
-def test_real_interrupt_after_a_plan_leaves_the_next_task_a_request_not_its_reason(real: Path) -> None:
+def test_real_interrupt_after_a_plan_and_the_words_after_it_are_one_steer(real: Path) -> None:
     t = load_transcript(real / "subagent.jsonl")
-    stop, after = extract_interventions(t)
-    assert (stop.trigger, stop.intervention) == (Trigger.DENIAL, STOPPED_WITHOUT_WORDS)
-    # "create the beads" asks for the next thing: it is not why the run was stopped.
-    assert (after.trigger, after.intervention, after.followup) == (Trigger.FOLLOWUP, "create the beads", "request")
+    [after] = extract_interventions(t)
+    # The person stopped the run to say what to do instead: "create the beads" is the steer,
+    # and the interrupt is no second intervention that "said nothing more".
+    assert (after.trigger, after.intervention, after.followup) == (Trigger.STEER, "create the beads", "request")
     assert (
         classify_origin(t, after.message_index) == Origin.UNTRUSTED
     ), "WebSearch results came before"
