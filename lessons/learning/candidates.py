@@ -89,10 +89,12 @@ def _quoted(texts: Iterable[str]) -> str:
 def _render(group: _Group) -> str:
     kind = group.key[0]
     said = [w for w in (_spoken(r) for r in group.members) if w]
+    # What was said mid-run may be a redirection or only more of the task, so it stays a
+    # quote; but a quote of the directive, not of the thanks around it.
     if kind == "steer":
-        return f"A person steered a run and said: {_quoted(said)}"
+        return f"A person steered a run and said: {_quoted(directive(w) for w in said)}"
     if kind == "stop":
-        return f"A person stopped a run and said: {_quoted(said)}"
+        return f"A person stopped a run and said: {_quoted(directive(w) for w in said)}"
     if kind == "followup":
         return one_line(directive(group.members[0].intervention))
     _, tool, family = group.key

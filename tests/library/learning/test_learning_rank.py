@@ -63,3 +63,12 @@ def test_one_session_counts_once_however_many_moments_it_produced() -> None:
     assert {r.based_on_count for r in rules[1:]} == {1}  # twelve pasted hits, one session
     true_members = [r for r in reflections if r.session_id != "paste-session"]
     assert evidence_rank(true_members) == (3, 2, 0)
+
+
+def test_a_steer_is_quoted_without_the_thanks_around_it() -> None:
+    moment = Intervention(trigger=Trigger.STEER, message_index=2, intervention="ok thanks. Never touch vendor/.",
+                          context="", aftermath="", session_id="s1", followup="correction")
+    doc = make_reflection(moment, Origin.CLEAN, directive=moment.intervention, model_derived=False,
+                          created_at="2026-03-01T10:00:00Z")
+    (rule,) = words_candidates([reflection_from_record(doc)])
+    assert rule.text == 'A person steered a run and said: "Never touch vendor/."'
