@@ -26,7 +26,7 @@ import unicodedata
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _PASTED_LINE = re.compile(
     r"^\s*(?:>|\$ |#!|at [\w.$<>]+\(|File \"|Traceback \(most recent|\w+(?:Error|Exception)\b[:(]|"
-    r"(?:ERROR|WARN(?:ING)?|INFO|DEBUG|FATAL|fatal|error|fail|warn|info)(?:\b|:)|"
+    r"(?:ERROR|WARN(?:ING)?|INFO|DEBUG|FATAL)\b|(?:fatal|error|fail|warn|warning|info):|"
     r"\d{4}-\d\d-\d\d[ T]\d\d:|[|+][-=+|]{3,}|<[/?!\w][^>]*>\s*$|[{}\[\]();]+\s*$)"
 )
 _TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\)")

@@ -87,3 +87,9 @@ def test_a_directive_keeps_the_instruction_and_drops_the_praise(words: str, want
 ])
 def test_a_do_not_inside_a_paste_a_quote_or_a_new_tasks_prompt_is_no_correction(words: str) -> None:
     assert classify_followup(words, "Done.") is Followup.REQUEST
+
+
+def test_a_person_sentence_that_opens_with_a_log_word_is_still_theirs() -> None:
+    """Only a log's own shape ("ERROR ...", "fatal: ...") marks a pasted line, not the word."""
+    assert classify_followup("error messages should be in Spanish, not English", "Done.") is Followup.CORRECTION
+    assert classify_followup("fatal: could not connect\nERROR wrong password", "Done.") is Followup.REQUEST
