@@ -8,6 +8,7 @@ and `git failres label` covers landings the hooks miss.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
@@ -52,11 +53,12 @@ def integration_note(result: InitResult) -> list[str]:
 
 
 def starter_config(branch: str, agent: str | None = None, top_level_names: tuple[str, ...] = (),
-                   top: Path | None = None) -> str:
+                   top: Path | None = None, learn_with_agent: bool = False) -> str:
     """The configuration `init` writes: the detected integration branch, the rest commented.
 
     With an agent, its recipe follows (a gate guessed from the project's top-level
-    files, the binding, the seats), so the first `git failres run` works as written.
+    files, the binding, the seats), so the first `git failres run` works as written;
+    with `learn_with_agent`, the agent's print mode as learning's model too.
     """
     template = files("failres").joinpath("data/starter.toml").read_text(encoding="utf-8")
     text = template.replace("{branch}", branch)
@@ -64,7 +66,12 @@ def starter_config(branch: str, agent: str | None = None, top_level_names: tuple
         return text
     heading = f"# ---- written by `git failres init --agent {agent}` ----"
     gate = project_gate(top, top_level_names)
-    return f"{text}\n{heading}\n\n{recipe_toml(agent, gate.command, gate.env)}"
+    text = f"{text}\n{heading}\n\n{recipe_toml(agent, gate.command, gate.env)}"
+    if learn_with_agent:
+        from failres.agents.learning_recipes import learning_toml
+
+        text += "\n" + learning_toml(agent)
+    return text
 
 
 def project_gate(top: Path | None, names: tuple[str, ...]):
@@ -142,6 +149,16 @@ _NO_SESSION_HOOK = {
 }
 
 
+def check_learn_with_agent(agent: str | None) -> None:
+    """UsageError unless `--learn-with-agent` goes with an agent that has a print mode to learn with."""
+    from failres.agents.learning_recipes import LEARNING_COMMANDS
+
+    if agent in LEARNING_COMMANDS:
+        return
+    msg = "--learn-with-agent needs --agent " + "|".join(LEARNING_COMMANDS)
+    raise UsageError(msg, hint='or set [learning] provider = "command" and its command in .failres.toml')
+
+
 def check_session_hooks(agent: str | None) -> None:
     """UsageError unless `--session-hooks` goes with an agent whose session end failres can hear."""
     if agent == "claude":
@@ -155,8 +172,11 @@ def check_session_hooks(agent: str | None) -> None:
 
 
 def init_repository(top: Path, *, force: bool = False, hooks: bool = True, agent: str | None = None,
-                    new_store: bool = False, full: bool = False, session_hooks: bool = False) -> InitResult:
+                    new_store: bool = False, full: bool = False, session_hooks: bool = False,
+                    learn_with_agent: bool = False) -> InitResult:
     check_agent(agent)
+    if learn_with_agent:
+        check_learn_with_agent(agent)
     settings_plan = None
     if session_hooks:
         from failres.agents.claude_settings import plan_session_hooks
@@ -181,7 +201,7 @@ def init_repository(top: Path, *, force: bool = False, hooks: bool = True, agent
     else:
         names = tuple(sorted(entry.name for entry in top.iterdir())) if agent else ()
         branch = current_branch(repo)
-        text = full_config(branch) if full else starter_config(branch, agent, names, top)
+        text = full_config(branch) if full else starter_config(branch, agent, names, top, learn_with_agent)
         source = CONFIG_FILE
     config = parse_config(text, source)  # never write a file we could not load ourselves
     store = Store(repo, config.store.ref)
@@ -216,3 +236,17 @@ def init_repository(top: Path, *, force: bool = False, hooks: bool = True, agent
     return InitResult(path, not keep, config.store.ref, str(tip), report, problem,
                       taking.remote if taking is not None else None, chosen, others,
                       settings_plan.shown if settings_plan is not None else None, changed)
+
+
+def learning_note(agent: str | None, learning_written: bool) -> str:
+    """One line on learning's model after `init --agent` (pure): what it costs when the
+    agent's print mode was written as the provider, how to opt in when it was not."""
+    from failres.agents.learning_recipes import COST_NOTE, LEARNING_COMMANDS, learning_command
+
+    if agent not in LEARNING_COMMANDS:
+        return ""
+    if learning_written:
+        return "learning: " + COST_NOTE.format(agent=agent) + " ([learning] in .failres.toml)"
+    command = ", ".join(json.dumps(word) for word in learning_command(agent))
+    return (f"learning: reflect and learn use no model; to let them ask {agent} (a paid call per reflection and "
+            f'per learn pass), set [learning] provider = "command" and command = [{command}]')

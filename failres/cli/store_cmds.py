@@ -24,6 +24,9 @@ def init(
     session_hooks: bool = typer.Option(False, "--session-hooks",
                                        help="With --agent claude: add a SessionEnd hook to .claude/settings.local.json "
                                             "that notes each session's transcript for git failres reflect."),
+    learn_with_agent: bool = typer.Option(False, "--learn-with-agent",
+                                          help="With --agent claude|codex|aider: reflect and learn ask that agent's "
+                                               "print mode (one paid call per reflection and per learn pass)."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Write .failres.toml, create the store ref (or take a remote's), install the hooks.
@@ -31,14 +34,17 @@ def init(
     Run on a terminal, it also makes <TAB> work for git failres in your shell (bash or fish)
     when no completion it reads is there yet: a venv or pipx install puts its copy where
     bash-completion before 2.12 does not look."""
-    from failres.initialise import check_agent, check_session_hooks, init_repository, integration_note, next_steps
+    from failres.initialise import (check_agent, check_learn_with_agent, check_session_hooks, init_repository,
+                                    integration_note, learning_note, next_steps)
 
     check_agent(agent)  # before anything is opened or written
     if session_hooks:
         check_session_hooks(agent)
+    if learn_with_agent:
+        check_learn_with_agent(agent)
     ctx = open_context()
     result = init_repository(ctx.top, force=force, hooks=not no_hooks, agent=agent, new_store=new_store,
-                             full=full, session_hooks=session_hooks)
+                             full=full, session_hooks=session_hooks, learn_with_agent=learn_with_agent)
     steps = next_steps(result.config_path.name, agent if result.wrote_config else None)
     readiness = _agent_readiness(agent, ctx.top)
     document = {
@@ -69,6 +75,9 @@ def init(
         out.print(f"kept {result.config_path} (use --force to overwrite it)")
     for line in integration_note(result):
         out.print(line, markup=False)
+    note = learning_note(agent, learn_with_agent and result.wrote_config)
+    if note:
+        out.print(note, markup=False)
     if result.store_from is not None:
         out.print(f"store {result.store_ref} at {result.store_tip[:12]}, taken from {result.store_from} "
                   f"(keep the two in step with: git failres sync {result.store_from})", markup=False)

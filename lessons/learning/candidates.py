@@ -5,7 +5,10 @@ themselves, and that is evidence code can count. Interventions that say the same
 thing become one candidate with a count:
 
 - steers with the same words (ignoring case, spacing and end punctuation);
-- follow-ups that correct the agent (`lessons.learning.followups`), with the same words;
+- follow-ups that correct the agent (`lessons.learning.followups`), with the same
+  directive: the rule's text is that directive (`followups.directive`), the person's
+  sentence without the praise, agreement or paste around it; the evidence keeps the
+  whole message;
 - refusals of the same command family (`mix phx.server 2>&1 | head -80` and
   `mix phx.server` are one thing refused), quoting what the person said, if anything;
 - a person's edits of the same file after the agent's commit, in two tasks or more.
@@ -13,8 +16,12 @@ thing become one candidate with a count:
 Other follow-ups (acknowledgements, answers, the next task) are never proposed.
 
 The budget never deadlocks learning: a candidate set keeps the live rules and takes
-new ones strongest first (more evidence, then earlier) while they fit, and says how
-many wait for room. What a person declined (a rejected proposal, the rules left out
+new ones strongest first while they fit, and says how many wait for room. Strength is
+the person's evidence (`evidence_rank`): distinct sessions, then distinct days, then a
+refusal or a steer over words after a turn. Never how many moments one session produced: a paste
+the classifier read line by line, or a person repeating themselves in one sitting,
+counts once (in a trial, pasted blocks filled every slot and the one rule said in three
+sessions waited). What a person declined (a rejected proposal, the rules left out
 of a partial acceptance) is not proposed again until its evidence changes.
 """
 
@@ -24,6 +31,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from lessons.learning.followups import directive
 from lessons.learning.messages import clip
 from lessons.learning.store_io import Reflection
 from lessons.storage.records import derived_id
@@ -61,7 +69,9 @@ def _group_key(reflection: Reflection) -> tuple[str, ...] | None:
     if reflection.trigger == "steer":
         return ("steer", normalized(words)) if words else None
     if reflection.trigger == "followup":
-        return ("followup", normalized(words)) if words and reflection.followup == "correction" else None
+        if not words or reflection.followup != "correction":
+            return None
+        return ("followup", normalized(directive(reflection.intervention)))
     if reflection.trigger != "denial":
         return None
     if reflection.refused:
@@ -79,12 +89,14 @@ def _quoted(texts: Iterable[str]) -> str:
 def _render(group: _Group) -> str:
     kind = group.key[0]
     said = [w for w in (_spoken(r) for r in group.members) if w]
+    # What was said mid-run may be a redirection or only more of the task, so it stays a
+    # quote; but a quote of the directive, not of the thanks around it.
     if kind == "steer":
-        return f"A person steered a run and said: {_quoted(said)}"
+        return f"A person steered a run and said: {_quoted(directive(w) for w in said)}"
     if kind == "stop":
-        return f"A person stopped a run and said: {_quoted(said)}"
+        return f"A person stopped a run and said: {_quoted(directive(w) for w in said)}"
     if kind == "followup":
-        return f"A person corrected the agent after its turn and said: {_quoted(said)}"
+        return one_line(directive(group.members[0].intervention))
     _, tool, family = group.key
     act = f"running `{family}`" if family and family != tool else f"using {tool}"
     # The count is the rule's evidence (`based_on_count`), not its words: a rule's text
@@ -93,18 +105,34 @@ def _render(group: _Group) -> str:
     return f"{text} and said: {_quoted(said)}" if said else f"{text}."
 
 
+def said_day(reflection: Reflection) -> str:
+    """The day the person spoke (the transcript's time), else the day it was reflected."""
+    return (reflection.said_at or reflection.created_at)[:10]
+
+
+def evidence_rank(members: Sequence[Reflection]) -> tuple[int, int, int]:
+    """How strongly people argued for a candidate: distinct sessions, distinct days, and
+    whether anything but words after a turn is among them (a refusal, or a steer mid-run,
+    is a person stopping the agent; words after its turn are read by rules and may be the
+    next task). Higher is stronger; a session counts once."""
+    return (len({r.session_id for r in members}), len({said_day(r) for r in members}),
+            int(any(r.trigger != "followup" for r in members)))
+
+
 def words_candidates(reflections: Iterable[Reflection]) -> tuple[Rule, ...]:
-    """Without a model: one candidate per thing people said or refused, with its count."""
+    """Without a model: one candidate per thing people said or refused, strongest first
+    (`evidence_rank`), its count the sessions it was said in."""
     groups: dict[tuple[str, ...], list[Reflection]] = {}
     for reflection in sorted(reflections, key=lambda r: (r.created_at, r.id)):
         key = _group_key(reflection)
         if key is not None:
             groups.setdefault(key, []).append(reflection)
+    ranked = sorted(groups.items(), key=lambda item: evidence_rank(item[1]), reverse=True)  # stable: earlier first
     rules = []
-    for key, members in groups.items():
+    for key, members in ranked:
         group = _Group(key, tuple(members))
-        rules.append(Rule(text=_render(group), based_on_count=len(members), sources=tuple(r.id for r in members),
-                          basis=WORDS_BASIS + derived_id("words", *key)))
+        rules.append(Rule(text=_render(group), based_on_count=evidence_rank(members)[0],
+                          sources=tuple(r.id for r in members), basis=WORDS_BASIS + derived_id("words", *key)))
     return tuple(rules)
 
 

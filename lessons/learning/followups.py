@@ -12,8 +12,15 @@ one that contradicts or redirects what the agent just did. The rules, in order:
    **acknowledgement**;
 3. a short reply (at most `ANSWER_WORDS` words) to an agent whose last words asked a
    question is an **answer**, unless it carries a strong correction marker;
-4. words carrying a marker of contradiction or redirection ("no,", "don't", "instead",
-   "revert", "wrong", "不要", "違う", "en vez de", "nicht") are a **correction**;
+4. a sentence of the person's own words (not a paste, a quoted line or a log:
+   `directives.own_words`) carrying a marker of contradiction or redirection is a
+   **correction**: a negation of what was done ("no,", "don't", "revert", "wrong"),
+   "should be / should have", "always / never / only" as a directive, "instead",
+   "not X but Y", "still does not work", and their counterparts ("en vez de", "deberías",
+   "sigue sin funcionar", "statt", "hättest", "au lieu de", "devrait", "em vez de",
+   "不要", "应该", "还是不行"). In a new task's prompt (long, many sentences, or opening
+   "next:", "new task") only the first sentence counts: a "do NOT" inside the task is
+   part of the task;
 5. anything else is a **request**: the next thing asked for.
 
 Only corrections become reflections without a model. With a model every follow-up is
@@ -25,6 +32,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from enum import StrEnum
+
+from lessons.learning import directives
 
 
 class Followup(StrEnum):
@@ -51,23 +60,57 @@ ja danke gut genau weiter passt klar
 """.split())
 _CJK_ACKS = tuple(sorted((w for w in _ACKNOWLEDGEMENTS if not w.isascii()), key=len, reverse=True))
 
-# Markers that the person contradicts or redirects what the agent did.
+# Markers that the person contradicts or redirects what the agent did, by family, in the
+# languages people were seen using. Measured on tests/data/interventions/labelled.jsonl
+# (docs/transcript-format.md has the figures): each family is a rule of language, not a
+# phrase taken from that set.
 _CORRECTION_OPENINGS = re.compile(
-    r"^(?:no\b|nope\b|nah\b|wrong\b|stop\b|wait\b|don'?t\b|do not\b|never\b|not\s+(?:like|that|this)\b|"
-    r"undo\b|revert\b|actually\b|why did you\b|why are you\b|you (?:should|shouldn'?t|didn'?t|forgot)\b|"
+    # a negation of what was done, at the start
+    r"^(?:no\b|nope\b|nah\b|wrong\b|stop\b|wait\b|don'?t\b|do not\b|never\b|not\s+(?:like|that|this|a|an|the)\b|"
+    r"undo\b|revert\b|actually\b|why did you\b|why are you\b|you (?:should|shouldn'?t|didn'?t|forgot|missed|broke)\b|"
     r"i (?:said|told you|asked)\b|that'?s (?:wrong|not)\b|this is (?:wrong|not)\b|the .{1,40} is wrong\b|"
-    r"non\b|nein\b|nicht\b|falsch\b|nunca\b|mal\b)",
+    r"always\b|only (?:edit|change|touch|modify)\b|rather than\b|instead\b|"
+    r"non\b|nein\b|nicht\b|falsch\b|não\b|nao\b|nunca\b|mal\b|siempre\b|sempre\b|immer\b|nie\b|niemals\b|"
+    r"toujours\b|jamais\b|te dije\b|ich (?:sagte|habe (?:doch )?gesagt)\b|je (?:t'ai|vous ai) dit\b|eu disse\b|"
+    r"总是|永远|每次|错了|不对|别)",
     re.IGNORECASE,
 )
 _CORRECTION_ANYWHERE = re.compile(
+    # English: negation, should/should-have, only-not, instead, still failing, undo
     r"(?:\bdon'?t\b|\bdo not\b|\bnever\b|\binstead\b|\brather than\b|\bshouldn'?t\b|\bshould not\b|"
-    r"\bnot what i\b|\bleave (?:[\w./-]+ ){0,4}alone\b|\b(?:still |)(?:does not|doesn'?t|did not|didn'?t|is not|isn'?t) work|\bnot working\b|\bwrong\b|\brevert\b|\bundo\b|\bput it back\b|\bstop (?:doing|using|adding)\b|"
-    r"\ben vez de\b|\bno (?:uses|hagas)\b|\bau lieu de\b|\bne (?:fais|touche) pas\b|\bnicht\b|\bstatt\b|"
-    r"不要|别再|不是这样|不对|错了|違う|やめて|ではなく|じゃなくて|하지 마)",
+    r"\bshould (?:be|have|only|go|live|stay|use|read|come)\b|\bmust not\b|\byou should have\b|"
+    r"\b(?:edit|change|touch|modify|use|run)\s+only\b|\bonly\s+(?:edit|change|touch|modify)\b|"
+    r"\bnot what i\b|\bleave (?:[\w./-]+ ){0,4}alone\b|\bwhy did you\b|\byou forgot\b|\byou (?:broke|missed)\b|"
+    r"\bstill\b[^.?!\n]{0,40}(?:\bnot\b|n'?t\b|\bfails?\b|\bbroken\b|\breturns?\b|\berrors?\b|\bcrash)|"
+    r"\bwhy\b[^.?!\n]{0,30}\bnot any ?more\b|\bno longer (?:works?|runs?|shows?|starts?)\b|"
+    r"\bwrong\b|\brevert\b|\bundo\b|\bput it back\b|\bstop (?:doing|using|adding)\b|"
+    # Spanish and Portuguese
+    r"\ben vez de\b|\ben lugar de\b|\bem vez de\b|\bao inv[eé]s de\b|\bno (?:uses|hagas|toques|cambies|borres|me expliques)\b|"
+    r"\bdeber[ií]an?\b|\bdeber[ií]as haber\b|\bdebiste\b|\bdeben? (?:ir|estar|quedar|guardarse|usar)\b|"
+    r"\bsolo (?:cambia|modifica|toca|edita)\b|\bsigue sin funcionar\b|\bsigue fallando\b|\best[aá] mal\b|"
+    r"\bdevem? (?:ficar|estar|ir|usar)\b|\bdeveria\b|\bainda n[aã]o funciona\b|\bapenas (?:altere|mude|edite)\b|"
+    # German
+    r"\bstatt\b|\banstatt\b|\bsondern\b|\bsollte\b|\bh[aä]ttest\b|\bgeh[oö]rt (?:nach|in)\b|\bfalsch\b|"
+    r"\b(?:[äa]ndere|bearbeite) nur\b|\bimmer noch nicht\b|\bnoch immer nicht\b|\br[uü]ckg[aä]ngig\b|\bwarum hast du\b|"
+    # French
+    r"\bau lieu de\b|\bne (?:fais|touche|modifie|change) (?:pas|que)\b|\bdevrait\b|\baurais d[uû]\b|"
+    r"\bdoivent (?:aller|être|rester)\b|\btoujours pas\b|\bpourquoi (?:as-tu|tu as)\b|\bannule\b|"
+    # Chinese and Japanese
+    r"不要|别再|不是这样|不对|错了|应该|而不是|还是不行|还是没|撤销|改回|違う|やめて|ではなく|じゃなくて|하지 마)",
     re.IGNORECASE,
 )
 _STRONG = re.compile(r"(?:\bdon'?t\b|\bdo not\b|\bnever\b|\bwrong\b|\brevert\b|\bundo\b|不要|違う|やめて)",
                      re.IGNORECASE)
+# How a new task's prompt opens; in one, a "do NOT" is part of the task, not a correction.
+_NEW_TASK = re.compile(
+    r"^(?:next\b|now (?:implement|build|write|create|add)\b|let'?s (?:move on|now|start)\b|new task\b|"
+    r"neue aufgabe\b|nueva tarea\b|nouvelle t[aâ]che\b|nova tarefa\b|新任务|下一个任务)",
+    re.IGNORECASE,
+)
+# Own words longer than this, or of this many sentences (courtesy aside), are a prompt for
+# new work: a person pushing back says so in a sentence or two, and first.
+LONG_PROMPT_CHARS = 220
+PROMPT_SENTENCES = 3
 _URL_OR_PATH = re.compile(r"^(?:<?https?://\S+>?|[~.]?/[\w./@+-]+|[\w.-]+/[\w./@+-]+\.\w+)$")
 _WORD = re.compile(r"[\w'’-]+", re.UNICODE)
 
@@ -98,6 +141,25 @@ def _asked(agent_said: str) -> bool:
     return tail.endswith(("?", "？")) or bool(re.search(r"\?\s*(?:\n|$)", tail))
 
 
+def is_correction_sentence(sentence: str) -> bool:
+    """Whether one sentence carries a marker of contradiction or redirection."""
+    text = " ".join(sentence.split())
+    return bool(_CORRECTION_OPENINGS.match(text) or _CORRECTION_ANYWHERE.search(text))
+
+
+def _where_a_correction_can_be(words: str) -> list[str]:
+    """The sentences of a turn that can correct the agent: its own words (not a paste or
+    a quote), courtesy aside, and of a new task's prompt only the first sentence, where a
+    person who pushes back says so before asking for more."""
+    mine = directives.own_words(words)
+    parts = [s for s in directives.sentences(mine) if not directives.is_courtesy(s)]
+    if not parts:
+        return []
+    if _NEW_TASK.match(parts[0]) or len(mine) > LONG_PROMPT_CHARS or len(parts) >= PROMPT_SENTENCES:
+        return parts[:1]
+    return parts
+
+
 def classify_followup(words: str, agent_said: str = "") -> Followup:
     """What a follow-up is, by the rules in this module's docstring; `agent_said` is the
     agent's last words before it."""
@@ -110,6 +172,12 @@ def classify_followup(words: str, agent_said: str = "") -> Followup:
         return Followup.ACKNOWLEDGEMENT
     if agent_said and _asked(agent_said) and len(_words(text)) <= ANSWER_WORDS and not _STRONG.search(text):
         return Followup.ANSWER
-    if _CORRECTION_OPENINGS.match(text) or _CORRECTION_ANYWHERE.search(text):
+    if any(is_correction_sentence(s) for s in _where_a_correction_can_be(words)):
         return Followup.CORRECTION
     return Followup.REQUEST
+
+
+def directive(words: str) -> str:
+    """The directive of a correction: the sentences that carry its markers, without
+    courtesy, an opening "no," or a paste (`directives.directive_of`)."""
+    return directives.directive_of(words, is_correction_sentence)

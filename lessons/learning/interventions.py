@@ -87,6 +87,9 @@ class Intervention:
     followup: str = ""
     # The line of the transcript file the person's words (or refusal) are on; 0 when unknown.
     line: int = 0
+    # When the person spoke (the transcript's timestamp, "" when not recorded): how many
+    # days a candidate rule was said on is part of its evidence.
+    said_at: str = ""
 
 
 @dataclass
@@ -190,6 +193,7 @@ def _spoken(transcript: Transcript, trigger: Trigger, index: int, words: str, ki
         session_id=transcript.session_id,
         followup=str(kind),
         line=transcript.messages[index].line,
+        said_at=transcript.messages[index].timestamp,
     )
 
 
@@ -213,6 +217,7 @@ def _refusal(transcript: Transcript, stop: _Stop) -> Intervention:
         refused=family,
         followup=str(Followup.CORRECTION) if stop.words else "",
         line=transcript.messages[index].line,
+        said_at=transcript.messages[index].timestamp,
     )
 
 

@@ -75,6 +75,7 @@ class Reflection:
     files: tuple[str, ...] = ()
     followup: str = ""
     line: int = 0
+    said_at: str = ""
 
     def learnable(self) -> bool:
         """Only clean reflections feed learning; there is no switch that loosens this."""
@@ -116,6 +117,7 @@ def reflection_from_record(doc: Mapping[str, object]) -> Reflection:
         files=tuple(str(f) for f in files) if isinstance(files := doc.get("files"), list) else (),
         followup=text("followup"),
         line=line if isinstance(line := doc.get("line"), int) and not isinstance(line, bool) else 0,
+        said_at=text("said_at"),
     )
 
 
@@ -152,6 +154,8 @@ def make_reflection(intervention: Intervention, origin: Origin, *, directive: st
         doc["followup"] = intervention.followup
     if intervention.line:
         doc["line"] = intervention.line
+    if intervention.said_at:
+        doc["said_at"] = intervention.said_at
     return doc
 
 

@@ -264,8 +264,8 @@ def test_without_a_model_steers_refusals_and_corrections_become_rules_and_other_
         r("followup", correction, followup="correction"),
         r("followup", correction.lower(), followup="correction", session="s2")])
     assert sorted(x.text for x in rules) == sorted([
-        STEER_RULE, DENIAL_RULE, f'A person corrected the agent after its turn and said: "{correction}"'])
-    (grouped,) = [x for x in rules if x.text.startswith("A person corrected")]
+        STEER_RULE, DENIAL_RULE, "never delete build/: it holds the fixtures."])
+    (grouped,) = [x for x in rules if x.text.startswith("never delete")]
     assert grouped.based_on_count == 2  # the same correction in two sessions: one rule, two pieces of evidence
 
 
