@@ -77,8 +77,30 @@ def _register() -> None:
 
 
 def _started_for_speed(args: list[str]) -> bool:
-    """Whether this process was started for `--version` or a command in `_PLAIN`."""
-    return args == ["--version"] or _plain_line(args)
+    """Whether this process was started for `--version`, a <TAB> or a command in `_PLAIN`."""
+    return args == ["--version"] or args[:1] == ["__complete"] or _plain_line(args)
+
+
+def _described():
+    """The whole command tree, described from the typer app (every command module imported)."""
+    _register()
+    from failres.cli.help_cmds import description
+
+    return description()
+
+
+def _complete(words: list[str]) -> int:
+    """What the completion scripts run on <TAB>: the candidates, one a line.
+
+    From the command tree kept for this source (`failres.clidoc.tree_cache`): a <TAB>
+    builds the command line only when failres's source changed since the last one.
+    """
+    from failres.clidoc.completion import complete
+    from failres.clidoc.names import offered
+    from failres.clidoc.tree_cache import kept_tree
+
+    sys.stdout.write("".join(line + "\n" for line in complete(kept_tree(_described), words, offered).lines()))
+    return 0
 
 
 if not _started_for_speed(sys.argv[1:]):
@@ -131,6 +153,8 @@ def _dispatch(args: list[str]) -> object:
     from failres.cli.pager import split_pager_flags, start_pager
 
     args, pager_choice = split_pager_flags(args)
+    if args[:1] == ["__complete"]:
+        return _complete(args[1:])
     if args == ["--version"]:
         from failres import version
 
