@@ -10,8 +10,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
-import sysconfig
 import tomllib
 import zipfile
 from email.parser import Parser
@@ -20,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from wheels import build_wheel, install_in_fresh_venv
 
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 VERSION = PROJECT["version"]
@@ -27,13 +26,7 @@ VERSION = PROJECT["version"]
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    wheels = tmp_path_factory.mktemp("release") / "wheels"
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                           "--no-index", "-w", str(wheels), str(ROOT)], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "SOURCE_DATE_EPOCH": "1764460800"})
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    [built] = wheels.glob("failres-*.whl")
-    return built
+    return build_wheel(tmp_path_factory.mktemp("release") / "wheels")
 
 
 def metadata(wheel: Path) -> tuple[dict[str, list[str]], str]:
@@ -76,13 +69,7 @@ def test_the_version_is_written_in_one_place(wheel: Path) -> None:
 
 def test_the_demo_runs_from_the_wheel_in_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    site = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
-    # The dependencies come from this test run's environment; failres itself from the wheel.
-    (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q",
-                           "--no-deps", "--no-index", str(wheel)], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    site = install_in_fresh_venv(wheel, venv)
     env = {k: v for k, v in os.environ.items() if not k.startswith("FAILRES_")}
     env["PATH"] = f"{venv / 'bin'}:{env['PATH']}"
     found = subprocess.run(["git", "failres", "--version"], capture_output=True, text=True, env=env, cwd=tmp_path)
