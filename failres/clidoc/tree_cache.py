@@ -6,8 +6,8 @@ and a half Python starts, on every keypress. The description depends on failres'
 source alone, so it is kept once per version of that source, as JSON in the person's
 cache directory (`$XDG_CACHE_HOME/failres/`, else `~/.cache/failres/`), under a name
 made of a fingerprint of the source files (the size and modification time of every
-module of `failres` and `lessons`): an edited, upgraded or reinstalled failres reads its
-own tree, never an older one's. A file that cannot be read, does not parse or cannot be
+module of `failres` and `lessons`, and of typer's entry file): an edited, upgraded or
+reinstalled failres (or typer) reads its own tree, never an older one's. A file that cannot be read, does not parse or cannot be
 written is never an error: the tree is built from the app, as without a cache.
 """
 
@@ -31,12 +31,19 @@ def cache_dir(environ: dict[str, str] | os._Environ | None = None) -> Path:
     return Path(base) / "failres"
 
 
-def source_fingerprint(roots: tuple[Path, ...]) -> str:
-    """A short digest of the name, size and modification time of every `.py` file below `roots`."""
+def source_fingerprint(roots: tuple[Path, ...], files: tuple[Path, ...] = ()) -> str:
+    """A short digest of the name, size and modification time of every `.py` file below `roots`,
+    and of each of `files`."""
     import hashlib
 
     digest = hashlib.blake2b(digest_size=10)
     digest.update(str(FORMAT).encode())
+    for path in files:
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
     stack = list(roots)
     while stack:
         directory = stack.pop()
@@ -58,6 +65,15 @@ def _source_roots() -> tuple[Path, ...]:
     import lessons
 
     return (Path(failres.__file__).parent, Path(lessons.__file__).parent)
+
+
+def _parser_files() -> tuple[Path, ...]:
+    """The command-line library's own entry file: an upgrade of it rewrites that file, and the
+    description (metavars, defaults) is what it makes of failres's commands."""
+    from importlib.util import find_spec
+
+    spec = find_spec("typer")
+    return (Path(spec.origin),) if spec is not None and spec.origin else ()
 
 
 def tree_document(doc: CommandDoc) -> dict:
@@ -82,7 +98,8 @@ def kept_tree(build: Callable[[], CommandDoc], directory: Path | None = None,
               roots: tuple[Path, ...] | None = None) -> CommandDoc:
     """The command tree: the one kept for this source, else `build()`'s, kept for the next process."""
     directory = cache_dir() if directory is None else directory
-    path = directory / f"commands-{source_fingerprint(roots or _source_roots())}.json"
+    fingerprint = source_fingerprint(roots, ()) if roots else source_fingerprint(_source_roots(), _parser_files())
+    path = directory / f"commands-{fingerprint}.json"
     try:
         return tree_of(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, TypeError):

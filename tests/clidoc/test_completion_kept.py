@@ -80,6 +80,12 @@ def test_a_changed_source_gets_a_tree_of_its_own(tmp_path: Path) -> None:
     stat = module.stat()
     os.utime(module, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
     assert source_fingerprint((source,)) != before
+    # The parser's entry file counts too: an upgraded typer describes the same commands its own way.
+    parser = tmp_path / "typer_init.py"
+    parser.write_text("")
+    with_parser = source_fingerprint((source,), (parser,))
+    os.utime(parser, ns=(0, 10**9))
+    assert source_fingerprint((source,), (parser,)) != with_parser
     built: list[int] = []
 
     def build() -> CommandDoc:
