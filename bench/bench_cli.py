@@ -3,7 +3,8 @@
     python bench/bench_cli.py [ROUNDS]
 
 Completion runs `git-failres __complete ...` as a process on every <TAB>, so its
-latency is the start of failres plus describing the command tree; a value only the
+latency is the start of failres plus reading the command tree kept for this source
+(described from the app once, in the warm-up, as after an install); a value only the
 repository knows (`decide <TAB>`, `land demo <TAB>`) adds the git reads that find it,
 timed in the demo's repository. Each is timed as a whole process, alternating with the
 baseline `python -c "import pygit2"` (what any failres process pays to start), medians

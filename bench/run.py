@@ -40,7 +40,8 @@ from lessons.storage.store import Store  # noqa: E402
 ROWS = ("store append", "append at big vs small", "retrieval at big vs small", "scope check", "first scope check",
         "hook overhead",
         "sync of diverged stores", "tab completion", "tasks at once", "runners of one plan",
-        "one task, git/git-sized", "one task, 50,000 files", "read command start-up", "bulk import", "seat world")
+        "one task, git/git-sized", "one task, 50,000 files", "read command start-up", "bulk import", "seat world",
+        "remote commands, small store", "remote commands, 10,000 records")
 
 
 @dataclass(frozen=True)
@@ -59,13 +60,14 @@ class Sizes:
     loop_files: tuple[int, int] = (5_000, 50_000)  # the git/git-sized repository (with 1,000 refs), the large one
     import_lessons: int = 20_000
     world_tasks: int = 6  # tasks of the seat-world row, each one dispatch and one gate
+    remote_cmd_records: int = 10_000  # lessons in the large store of the remote-commands rows
 
 
 FULL = Sizes(appends=300, small=1_000, big=100_000, queries=50, scope_files_per_directory=100, rounds=15,
              sync_records=10_000)
 QUICK = Sizes(appends=10, small=100, big=1_000, queries=5, scope_files_per_directory=8, rounds=2,
               sync_records=200, job_tasks=4, job_seconds=0.5, remote_tasks=3, loop_tasks=1,
-              loop_files=(300, 1_000), import_lessons=500, world_tasks=2)
+              loop_files=(300, 1_000), import_lessons=500, world_tasks=2, remote_cmd_records=200)
 
 
 @dataclass(frozen=True)
@@ -190,6 +192,20 @@ def completion_row(sizes: Sizes) -> Row:
     times = bench_cli.measure(max(3, sizes.rounds))
     return Row(ROWS[7], "git-failres __complete lessons l, a process", ms(times.complete),
                f'python -c "import pygit2" {ms(times.baseline)}', ratio(times.complete, times.baseline))
+
+
+def remote_cmd_rows(sizes: Sizes) -> list[Row]:
+    import bench_remote_cmds
+
+    rows = []
+    for name, records in zip(ROWS[15:17], (0, sizes.remote_cmd_records)):
+        found = bench_remote_cmds.measure(max(3, sizes.rounds), records)
+        for command, timed in (("status --remote", found.status), ("sync", found.sync)):
+            rows.append(Row(name, f"{command}, a process, {records:,} records (cpu {ms(timed.cpu)}, "
+                            f"{found.ratio(timed, cpu=True):.2f}x; goal <= {found.goal():.2f}x)", ms(timed.wall),
+                            f"import pygit2 {ms(found.start.wall)} + git fetch {ms(found.fetch.wall)}",
+                            ratio(timed.wall, found.start.wall + found.fetch.wall)))
+    return rows
 
 
 # ---- the table ----
@@ -323,6 +339,7 @@ def main() -> int:
         rows += run_row(lambda: startup_row(sizes), ROWS[12:13])
         rows += run_row(lambda: import_row(root, sizes), ROWS[13:14])
         rows += run_row(lambda: world_row(sizes), ROWS[14:15])
+        rows += run_row(lambda: remote_cmd_rows(sizes), ROWS[15:17])
     print(render(rows, args.quick))
     return 1 if any(row.what == "failed" for row in rows) else 0
 

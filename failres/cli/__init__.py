@@ -30,12 +30,26 @@ def __getattr__(name: str) -> object:
 # along either way: an app of a single command would take its name for an argument.
 _ONLY = {"status": ("run_cmds", "journal_cmd"), "journal": ("run_cmds", "journal_cmd")}
 
+# Commands a plain line of which (`read_cmds.read_fast`) runs without typer. `sync` changes
+# the store: its plain line is refused to a seat as typer's would be, and any other line
+# of it goes through the whole command tree.
+_PLAIN = frozenset({*_ONLY, "sync"})
+
 
 def _only_reads(args: list[str]) -> tuple[str, ...] | None:
     """The command modules `args` need, when it is a read command named in `_ONLY` (no help asked)."""
-    if not args or args[0] not in _ONLY or any(arg in ("-h", "--help", "--version") for arg in args):
+    if not args or args[0] not in _ONLY or _asks_early(args):
         return None
     return _ONLY[args[0]]
+
+
+def _asks_early(args: list[str]) -> bool:
+    return any(arg in ("-h", "--help", "--version") for arg in args)
+
+
+def _plain_line(args: list[str]) -> bool:
+    """Whether `args` may be a plain line of a command in `_PLAIN` (`read_fast` has the last word)."""
+    return bool(args) and args[0] in _PLAIN and not _asks_early(args)
 
 
 def _register() -> None:
@@ -63,8 +77,30 @@ def _register() -> None:
 
 
 def _started_for_speed(args: list[str]) -> bool:
-    """Whether this process was started for `--version` or a read command in `_ONLY`."""
-    return args == ["--version"] or _only_reads(args) is not None
+    """Whether this process was started for `--version`, a <TAB> or a command in `_PLAIN`."""
+    return args == ["--version"] or args[:1] == ["__complete"] or _plain_line(args)
+
+
+def _described():
+    """The whole command tree, described from the typer app (every command module imported)."""
+    _register()
+    from failres.cli.help_cmds import description
+
+    return description()
+
+
+def _complete(words: list[str]) -> int:
+    """What the completion scripts run on <TAB>: the candidates, one a line.
+
+    From the command tree kept for this source (`failres.clidoc.tree_cache`): a <TAB>
+    builds the command line only when failres's source changed since the last one.
+    """
+    from failres.clidoc.completion import complete
+    from failres.clidoc.names import offered
+    from failres.clidoc.tree_cache import kept_tree
+
+    sys.stdout.write("".join(line + "\n" for line in complete(kept_tree(_described), words, offered).lines()))
+    return 0
 
 
 if not _started_for_speed(sys.argv[1:]):
@@ -83,14 +119,21 @@ WRITES = frozenset({
 
 
 def _refuse_seats(args: list[str]) -> None:
-    from failres.clidoc.model import PROGRAM, find_command
+    from failres.clidoc.model import find_command
     from failres.cli.help_cmds import description
+
+    node, _ = find_command(description(), args)
+    _refuse_seat_for(" ".join(node.path))
+
+
+def _refuse_seat_for(command: str) -> None:
+    if command not in WRITES:
+        return
+    from failres.clidoc.model import PROGRAM
     from failres.errors import UsageError
     from failres.processes.ancestry import seat_supervisor
 
-    node, _ = find_command(description(), args)
-    command = " ".join(node.path)
-    if command in WRITES and seat_supervisor() is not None:
+    if seat_supervisor() is not None:
         msg = f"'{PROGRAM} {command}' cannot be run by a seat: it changes what only a person or the run decides"
         raise UsageError(msg, hint="a seat may read (status, journal, lessons, prompt); a person answers decisions")
 
@@ -110,28 +153,34 @@ def _dispatch(args: list[str]) -> object:
     from failres.cli.pager import split_pager_flags, start_pager
 
     args, pager_choice = split_pager_flags(args)
+    if args[:1] == ["__complete"]:
+        return _complete(args[1:])
     if args == ["--version"]:
         from failres import version
 
         sys.stdout.write(f"git failres version {version()}\n")
         return 0
-    only = _only_reads(args)
-    if only is not None:
-        # A read command (never in WRITES, never a group, no help asked): straight to it,
-        # paged by its own name (each command in `_ONLY` is a top-level one), and without
-        # typer when its arguments are the plain ones `read_fast` knows.
-        import importlib
-
+    fast = None
+    if _plain_line(args):
         from failres.cli.read_cmds import read_fast
 
         fast = read_fast(args)
-        if fast is not None:
-            start_pager(args[0], pager_choice)
-            from failres.containment import moves
+    if fast is not None:
+        # A plain line of a command in `_PLAIN` (each a top-level one, never a group):
+        # straight to its function, paged by its own name, and without typer.
+        _refuse_seat_for(args[0])
+        start_pager(args[0], pager_choice)
+        from failres.containment import moves
 
-            moves.install()
-            fast()
-            return 0
+        moves.install()
+        fast()
+        return 0
+    only = _only_reads(args)
+    if only is not None:
+        # A read command (never in WRITES, never a group, no help asked) whose line is not
+        # a plain one: typer with only the modules it needs.
+        import importlib
+
         for module in only:
             importlib.import_module(f"failres.cli.{module}")
         start_pager(args[0], pager_choice)

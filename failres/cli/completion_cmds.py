@@ -1,7 +1,8 @@
 """`completion bash|zsh|fish|install`: <TAB> for `git failres`, `git-failres` and `failres`.
 
 The scripts ask the program itself (`git-failres __complete WORDS`, answered in
-`failres.cli.help_cmds.answer_early`), so they never fall behind the commands.
+`failres.cli._complete` from the command tree kept for this source), so they never fall
+behind the commands.
 """
 
 from __future__ import annotations

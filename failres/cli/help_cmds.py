@@ -58,14 +58,8 @@ def _wants_help(args: Sequence[str]) -> bool:
 
 
 def answer_early(args: Sequence[str]) -> int | None:
-    """Answer what needs no command to run (help, version, completion); None otherwise."""
-    if args[:1] == ["__complete"]:  # what the completion scripts run on <TAB>
-        from failres.clidoc.completion import complete
-        from failres.clidoc.names import offered
-
-        for line in complete(description(), list(args[1:]), offered).lines():
-            sys.stdout.write(line + "\n")
-        return 0
+    """Answer what needs no command to run (help, version); None otherwise. (<TAB>'s
+    `__complete` is answered before, from the kept command tree: `failres.cli._complete`.)"""
     if args[:1] == ["--version"]:
         _print_version(json_out=False)
         return 0

@@ -37,15 +37,15 @@ def summarise(event: dict) -> str:
 
 def status_command(slug: str | None, json_out: bool, remote: str | None) -> None:
     """Each task of every plan that ran (pending ones too), its state as the journal tells it, and the totals."""
+    ctx = open_context()
+    if remote is not None:
+        _remote_status(ctx, slug, remote, json_out)
+        return
     from failres.engine.status_view import status_of
     from failres.engine.tally import summary_line
 
     from failres.cli.known import journal_of
 
-    ctx = open_context()
-    if remote is not None:
-        _remote_status(ctx, slug, remote, json_out)
-        return
     if slug is not None:
         journal_of(ctx.store, slug)  # an unknown slug is a typo, not an empty plan
     view = status_of(ctx.store, slug, with_lessons=not json_out)
@@ -124,11 +124,12 @@ def journal_command(slug: str, task: str | None, json_out: bool) -> None:
 _GRAMMAR: dict[str, tuple[tuple[str, ...], int, dict[str, str], dict[str, str]]] = {
     "status": (("slug",), 0, {"--remote": "remote"}, {"--json": "json_out"}),
     "journal": (("slug",), 1, {"--task": "task"}, {"--json": "json_out"}),
+    "sync": (("remote",), 0, {}, {"--json": "json_out"}),
 }
 
 
 def read_fast(args: list[str]) -> Callable[[], None] | None:
-    """The call `args` (a `status` or `journal` line) asks for, or None when typer should parse it.
+    """The call `args` (a `status`, `journal` or `sync` line) asks for, or None when typer should parse it.
 
     Only what the command's own parser would take the same way is taken here: its
     positionals, `--json`, and its options given as `--opt VALUE` or `--opt=VALUE`
@@ -159,4 +160,8 @@ def read_fast(args: list[str]) -> Callable[[], None] | None:
     values.update(zip(positional_names, positionals))
     if args[0] == "status":
         return lambda: status_command(values.get("slug"), bool(values.get("json_out")), values.get("remote"))
+    if args[0] == "sync":
+        from failres.cli.sync_plain import sync_command
+
+        return lambda: sync_command(values.get("remote"), bool(values.get("json_out")))
     return lambda: journal_command(str(values["slug"]), values.get("task"), bool(values.get("json_out")))

@@ -151,21 +151,38 @@ def _join(columns: Sequence[Column], widths: Sequence[int], values: Sequence[str
 def print_table(columns: Sequence[Column], rows: Iterable[Sequence[object]], *, title: str | None = None) -> None:
     """Print a table to stdout: its title (for output holding more than one), header, records."""
     width = table_width()
-    out = console()
     lines = layout(columns, rows, width)
-    if width is not None:
-        from rich.text import Text
-
-        if title:
-            out.print(Text(cut(inert(title), width), style="bold", no_wrap=True))
-        out.print(Text(lines[0], style="bold", no_wrap=True))
-        for line in lines[1:]:
-            out.print(Text(line, no_wrap=True))
+    if width is None:
+        print_lines([title, *lines] if title else lines)
         return
+    from rich.text import Text
+
+    out = console()
     if title:
-        out.print(title, markup=False)
-    for line in lines:
-        out.print(line, markup=False)
+        out.print(Text(cut(inert(title), width), style="bold", no_wrap=True))
+    out.print(Text(lines[0], style="bold", no_wrap=True))
+    for line in lines[1:]:
+        out.print(Text(line, no_wrap=True))
+
+
+def print_lines(lines: Iterable[str]) -> None:
+    """Print lines of text a person reads: on a terminal through the console (which wraps
+    prose at its width), anywhere else exactly as they are, made inert.
+
+    A pipe is where scripts and other programs read, often many times over, and what the
+    console writes there is each line as `inert` leaves it: written directly, a command
+    that prints only lines (a table, `sync`) starts without importing rich at all.
+    """
+    import sys
+
+    from failres.cli.common import stdout_is_terminal
+
+    if stdout_is_terminal():
+        out = console()
+        for line in lines:
+            out.print(line, markup=False)
+        return
+    sys.stdout.write("".join(inert(line, multiline=True) + "\n" for line in lines))
 
 
 def note_cut(shown: int, total: int, *, what: str = "", option: str = "--limit N") -> None:

@@ -60,7 +60,6 @@ import pygit2
 from failres.errors import Busy, GitError, UsageError
 from failres.gitops.git import first_error_line, try_git
 from lessons.errors import StoreDamaged
-from lessons.storage.settle import join
 from lessons.storage.store import Store
 from lessons.failpoints import failpoint
 
@@ -347,6 +346,10 @@ def join_remote(store: Store, theirs: str | None, remote: str) -> tuple[str, str
     """Bring the fetched remote tip into the local store: (how, commit written or taken)."""
     if theirs is None:
         return "none", None
+    # Imported here: `status --remote` and `cancel --remote` use this module's remote checks
+    # and never join a store; the join brings the merge and the layout check with it.
+    from lessons.storage.settle import join
+
     kind, landed = join(store, pygit2.Oid(hex=theirs), f"failres: sync {remote}: merge store {theirs[:12]}",
                         name=f"{remote}'s store {store.ref}")
     return kind, str(landed) if landed is not None else None

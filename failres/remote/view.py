@@ -1,12 +1,15 @@
 """`status --remote` and `cancel --remote`: a distributed run seen and stopped from anywhere.
 
-Both read the remote, never this clone's guesses: the claims as they are there now
-(one fetch), and for `status` the remote's store, fetched into its tracking ref and
-read in place (nothing is merged into the local store: status writes no record). Every
+Both read the remote, never this clone's guesses. `status` asks it once: one `git fetch`
+brings the plan's claims, the remote's store and the tips of the task branches into
+tracking refs of failres's own (`refs/remotes/<remote>/failres-view/`), and everything
+is read in place from there (nothing is merged into the local store: status writes no
+record). A person runs it many times over, so it costs one connection, as a `git fetch`
+does: a look before the fetch (`ls-remote`) or after it was a second and a third. Every
 task a runner has seen is in that store's journal, pending ones too (each runner
 journals the plan's tasks as planned). A `committed` claim counts only when the task
-branch it names is on the remote (one `ls-remote`): one without it says nothing of the
-task, and its row says the claim is not trusted.
+branch it names is on the remote: one without it says nothing of the task, and its row
+says the claim is not trusted.
 A cancel is a claim commit of state `cancelled` pushed by compare-and-swap over the
 holder's claim: the holder's next renewal is refused, it reads why, stops its seat
 and journals `interrupted` (reason `cancel`), and no other runner takes the task.
@@ -14,9 +17,11 @@ and journals `interrupted` (reason `cancel`), and no other runner takes the task
 
 from __future__ import annotations
 
+import fcntl
 import os
-import socket
+from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pygit2
@@ -25,9 +30,7 @@ from failres.engine import state
 from failres.errors import GitError, UsageError
 from failres.gitops.git import first_error_line, try_git
 from failres.journal import list_slugs, read_journal
-from failres.remote.claims import Claim
-from failres.remote.holder import utc_now
-from failres.remote.transport import RemoteClaims, fetch_claims
+from failres.remote.claims import CLAIMS_PREFIX, Claim, parse_claim
 from failres.remote.sync import check_remote
 from lessons.storage.store import Store
 
@@ -50,43 +53,94 @@ def claim_state(journal_state: str, claim: Claim | None, lease_left: float | Non
 
 
 UNTRUSTED = "a committed claim without its task branch on the remote: not trusted"
+BRANCH_PREFIX = "refs/heads/failres/"
 
 
-def _untrusted(top: Path, remote: str, claims: dict[tuple[str, str], Claim]) -> set[tuple[str, str]]:
+@dataclass(frozen=True)
+class _Seen:
+    """What one fetch brought of a remote: its claims, its store (None: it has none), its task branch tips."""
+
+    claims: dict[tuple[str, str], Claim]
+    store: Store | None
+    branches: dict[str, str]  # "slug/task" -> commit
+
+
+def _view_ref(remote: str, kind: str) -> str:
+    return f"refs/remotes/{remote}/failres-view/{kind}/"
+
+
+def _fetch_view(top: Path, remote: str, store_ref: str, slug: str | None) -> _Seen:
+    """The claims of `slug` (or of every plan), the store and the task branches, in one `git fetch`.
+
+    Each refspec is a pattern, so a ref the remote lacks (no store yet, no claim, no
+    branch) is no error, and `--prune` drops the copy of one that is gone there. The
+    store's pattern is its name and a `*`, which matches the name itself; anything else
+    it matches is read past.
+    """
+    plan = f"{slug}/" if slug else ""
+    claims_at, branches_at = _view_ref(remote, "claims"), _view_ref(remote, "branches")
+    # Not the tracking ref `sync` keeps, nor one named like it (`<remote>/failres/store`): that
+    # one says this clone's store existed (`lessons.storage.guard`), which a look does not.
+    tracking = f"refs/remotes/{remote}/failres-view/{store_ref.removeprefix('refs/').replace('/', '-')}"
+    specs = [f"+{CLAIMS_PREFIX}{plan}*:{claims_at}{plan}*", f"+{store_ref}*:{tracking}*",
+             f"+{BRANCH_PREFIX}{plan}*:{branches_at}{plan}*"]
+    repo = pygit2.Repository(str(top))
+    with _view_turn(Path(repo.path)):
+        done = try_git(top, ["fetch", "--quiet", "--prune", "--no-tags", "--no-write-fetch-head", remote, *specs],
+                       config=("core.logAllRefUpdates=false",))
+        if done.returncode != 0:
+            msg = f"git fetch {remote} failed: {first_error_line(done.stderr)}"
+            raise GitError(msg, hint="check the remote with `git remote -v`")
+        repo = pygit2.Repository(str(top))  # the fetch wrote refs and packs behind the first handle's back
+        claims: dict[tuple[str, str], Claim] = {}
+        branches: dict[str, str] = {}
+        for name in repo.references:
+            if name.startswith(claims_at + plan):
+                owner, _, task = name[len(claims_at):].partition("/")
+                commit = repo.get(repo.references[name].target)
+                if task and "/" not in task and isinstance(commit, pygit2.Commit):
+                    claim = parse_claim(owner, task, commit.message, str(commit.id))
+                    if claim is not None:
+                        claims[(owner, task)] = claim
+            elif name.startswith(branches_at + plan):
+                branches[name[len(branches_at):]] = str(repo.references[name].target)
+        store = Store(repo, tracking) if tracking in repo.references else None
+    return _Seen(claims, store, branches)
+
+
+@contextmanager
+def _view_turn(git_dir: Path):
+    """Looks of one repository take turns: two fetches into the same tracking refs would fail on git's ref locks."""
+    directory = git_dir / "failres"
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory / "view.flock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def untrusted_claims(claims: dict[tuple[str, str], Claim], branches: dict[str, str]) -> set[tuple[str, str]]:
     """The (slug, task) whose committed claim names a commit the remote's task branch does not."""
-    committed = {key: claim for key, claim in claims.items() if claim.state == "committed"}
-    if not committed:
-        return set()
-    tips = RemoteClaims(top, remote, "").remote_tips("refs/heads/failres/")  # Unreachable is a GitError
-    return {(slug, task) for (slug, task), claim in committed.items()
-            if not claim.commit or tips.get(f"refs/heads/failres/{slug}/{task}") != claim.commit}
+    return {(slug, task) for (slug, task), claim in claims.items()
+            if claim.state == "committed" and (not claim.commit or branches.get(f"{slug}/{task}") != claim.commit)}
 
 
-def _remote_store(top: Path, remote: str, ref: str) -> Store | None:
-    # Not the tracking ref `sync` keeps: that one says this clone's store existed, which a look does not.
-    tracking = f"refs/remotes/{remote}/failres-view/{ref.removeprefix('refs/').replace('/', '-')}"
-    listed = try_git(top, ["ls-remote", remote, ref])
-    if listed.returncode != 0:
-        msg = f"git ls-remote {remote} failed: {first_error_line(listed.stderr)}"
-        raise GitError(msg, hint="check the remote with `git remote -v`")
-    if not listed.stdout.strip():
-        return None
-    done = try_git(top, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, f"+{ref}:{tracking}"],
-                   config=("core.logAllRefUpdates=false",))
-    if done.returncode != 0:
-        msg = f"git fetch {remote} failed: {first_error_line(done.stderr)}"
-        raise GitError(msg, hint="check the remote with `git remote -v`")
-    return Store(pygit2.Repository(str(top)), tracking)
+def _fail_classes(events: list[dict]) -> list[str]:
+    # Only the classes: the quarantines' signatures (`state.quarantines`) bring redaction's
+    # patterns, whose compiling a look at the remote would pay on every start.
+    return [str(e.get("failClass", "")) for e in events if e.get("type") == "quarantined"]
 
 
 def remote_statuses(top: Path, store_ref: str, remote: str, slug: str | None = None) -> list[dict]:
     """One row per task the remote knows (its journal or its claims), sorted by slug then task."""
     check_remote(pygit2.Repository(str(top)), remote)
-    claims = fetch_claims(top, remote, slug or "")
-    store = _remote_store(top, remote, store_ref)
-    untrusted = _untrusted(top, remote, claims)
+    seen = _fetch_view(top, remote, store_ref, slug)
+    claims, store = seen.claims, seen.store
+    untrusted = untrusted_claims(claims, seen.branches)
     slugs = {slug} if slug else set(list_slugs(store) if store is not None else []) | {s for s, _ in claims}
-    now = utc_now()
+    now = datetime.now(UTC)
     rows = []
     for name in sorted(slugs):
         journal = read_journal(store, name) if store is not None else None
@@ -99,7 +153,7 @@ def remote_statuses(top: Path, store_ref: str, remote: str, slug: str | None = N
             trusted = claim is None or (name, task) not in untrusted
             judged = claim if trusted else None
             left = claim.lease_left(now) if claim is not None else None
-            found = state.quarantines(events)
+            found = _fail_classes(events)
             committed = state.last_event(events, "task-committed")
             holder = None
             if claim is not None:
@@ -110,7 +164,7 @@ def remote_statuses(top: Path, store_ref: str, remote: str, slug: str | None = N
                 "claim": claim.state if claim is not None else None, "holder": holder,
                 "leaseLeft": round(left, 1) if left is not None else None,
                 "pid": claim.pid if claim is not None and claim.state == "held" else None,
-                "quarantines": len(found), "lastFailClass": found[-1].fail_class if found else None,
+                "quarantines": len(found), "lastFailClass": found[-1] if found else None,
                 "commit": (judged.commit if judged is not None and judged.commit else None)
                 or (committed or {}).get("commit"),
                 "claimProblem": None if trusted else UNTRUSTED,
@@ -131,6 +185,8 @@ class RemoteCancel:
 
 def cancel_remote(top: Path, remote: str, slug: str, task: str | None) -> list[RemoteCancel]:
     """Mark the claims of `slug/task` (or every held claim of `slug`) cancelled on the remote."""
+    from failres.remote.transport import RemoteClaims
+
     check_remote(pygit2.Repository(str(top)), remote)
     claims = RemoteClaims(top, remote, slug)
     current = claims.fetch()
@@ -139,6 +195,8 @@ def cancel_remote(top: Path, remote: str, slug: str, task: str | None) -> list[R
     if not held:
         what = f"{slug}/{task} is not running on {remote}" if task else f"no task of {slug} is running on {remote}"
         raise UsageError(what, hint=f"`git failres status {slug} --remote {remote}` shows who holds what")
+    import socket
+
     by = f"{socket.gethostname() or 'localhost'} pid {os.getpid()}"
     done = []
     for name in held:

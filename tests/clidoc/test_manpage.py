@@ -7,14 +7,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
-import sysconfig
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
+from wheels import build_wheel, install_in_fresh_venv
 from failres.cli.help_cmds import description
 from failres.cli.manpage_build import build_date
 from failres.clidoc.roff import code, escape, render_manpage
@@ -84,13 +83,7 @@ def test_man_renders_the_page_with_grouped_commands(tmp_path: Path) -> None:
 
 def _installed_wheel(tmp_path: Path) -> Path:
     """Build this project's wheel (as pip does, minus the isolated build environment)."""
-    wheels = tmp_path / "wheels"
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                           "-w", str(wheels), str(ROOT)], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "SOURCE_DATE_EPOCH": "1764460800"})
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    [wheel] = wheels.glob("failres-*.whl")
-    return wheel
+    return build_wheel(tmp_path / "wheels")
 
 
 def test_the_wheel_carries_the_page_and_the_completion_scripts(tmp_path: Path) -> None:
@@ -113,13 +106,7 @@ def test_git_failres_help_opens_the_page_from_a_fresh_venv(tmp_path: Path) -> No
     man) and `man git-failres` both find the page; nothing but PATH points at the venv."""
     wheel = _installed_wheel(tmp_path)
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    site = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
-    # The dependencies come from this test run's environment; failres itself from the wheel.
-    (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q",
-                           "--no-deps", "--no-index", str(wheel)], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    install_in_fresh_venv(wheel, venv)  # the dependencies from this test run; failres from the wheel
     assert (venv / "share" / "man" / "man1" / "git-failres.1").is_file()
     env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path), "MANPAGER": "cat", "PAGER": "cat",
            "MANWIDTH": "100", "GIT_CONFIG_NOSYSTEM": "1", "LANG": "C.UTF-8"}
