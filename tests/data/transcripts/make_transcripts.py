@@ -279,6 +279,10 @@ def codex(root: Path) -> None:
 
 
 def aider(root: Path) -> None:
+    """A person at aider's prompt on a pseudo-terminal (so aider keeps `.aider.input.history`
+    as it does for anyone who types): a request whose suggested shell command they refuse,
+    a correction, a `/run` whose output they add to the chat, thanks; then one run a script
+    started (`--message`), which aider records in both files as if typed."""
     repo = project(root)
     home = root / "aider-home"
     home.mkdir()
@@ -288,26 +292,43 @@ def aider(root: Path) -> None:
                                                            "litellm_provider": "openai", "mode": "chat"}}))
     history = root / "aider-out"
     history.mkdir()
-    # One session a person typed into (aider reads its prompts from stdin), then one run
-    # a script started (`--message`): the first is interactive, the second is not.
-    typed = ["Make answer() return 2.", "/run git status --short",
-             "No, don't change the return value like that; add a constant instead.", "thanks", "ok 開始"]
-    server = PaddedServer([aider_replace("app.py", "    return 1\n", "    return 2\n", text="Changing it."),
+    edit = aider_replace("app.py", "    return 1\n", "    return 2\n", text="Changing it.")
+    server = PaddedServer([Step(text=edit.text + "\n```bash\npython -m pytest -q\n```\n"),
                            say("Reverting, and adding ANSWER = 2."), say("You're welcome."), say("開始します。"),
                            say("Done.")])
     server.start()
     try:
         env = {"PATH": os.environ["PATH"], "HOME": str(home), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-               "LANG": "C.UTF-8"}
-        aider = [str(BIN / "aider"), "--yes-always", "--no-auto-commits", "--no-dirty-commits",
+               "LANG": "C.UTF-8", "TERM": "xterm-256color"}
+        aider = [str(BIN / "aider"), "--no-auto-commits", "--no-dirty-commits",
                  "--openai-api-base", f"{server.base_url}/v1", "--openai-api-key", "dummy",
                  "--model", "openai/fake-model", "--edit-format", "diff", "--no-check-update", "--analytics-disable",
                  "--no-show-model-warnings", "--no-show-release-notes", "--model-metadata-file", str(metadata),
-                 "--no-gitignore", "--map-tokens", "0", "--no-pretty", "--no-fancy-input",
+                 "--no-gitignore", "--map-tokens", "0", "--no-pretty",
                  "--chat-history-file", str(history / ".aider.chat.history.md"),
                  "--input-history-file", str(history / ".aider.input.history"), "app.py"]
-        run(aider, repo, env, "\n".join(typed) + "\n")
-        run([*aider, "--message", "Add a docstring to answer()."], repo, env, "")
+        terminal = _Terminal(aider, repo, env)
+        try:
+            terminal.wait_for("diff>")
+            terminal.type("Make answer() return 2.")
+            terminal.wait_for("Run shell command?")
+            terminal.type("n")
+            terminal.wait_for("diff>")
+            terminal.type("No, don't change the return value like that; add a constant instead.")
+            terminal.wait_for("diff>")
+            terminal.type("/run git status --short")
+            terminal.wait_for("output to the chat?")
+            terminal.type("y")
+            terminal.wait_for("diff>")
+            terminal.type("thanks")
+            terminal.wait_for("diff>")
+            terminal.type("ok 開始")
+            terminal.wait_for("diff>")
+            terminal.type("/exit")
+            time.sleep(2)
+        finally:
+            terminal.close()
+        run([*aider, "--yes-always", "--message", "Add a docstring to answer()."], repo, env, "")
     finally:
         server.stop()
     for name in (".aider.chat.history.md", ".aider.input.history"):
