@@ -91,6 +91,7 @@ class _Run:
     region: list[str] = field(default_factory=list)  # what the model said since the last input
     reply: list[tuple[int, str]] = field(default_factory=list)
     person: list[int] = field(default_factory=list)  # messages holding the person's words
+    inputs: int = 0  # what passed through the prompt: words, commands, pastes
     problem: int = -1
 
 
@@ -150,7 +151,7 @@ class RunReader:
             run.lint_next = False
             self._content(item.line, words, "outside", "lint")
             return
-        if run.region and compact(words) == compact("\n".join(_trimmed(run.region))):
+        if _relays(words, run.region):
             # The architect's reply, relayed to the editor model through aider's input path.
             self._flush(run)
             run.region = []
@@ -176,6 +177,7 @@ class RunReader:
             # Words aider put where a person's go, and the person's own record lacks.
             self._say(item.line, words, "unknown")
             return
+        run.inputs += 1
         said = self._command(run, item.line, words)
         if not said:
             return
@@ -266,7 +268,7 @@ class RunReader:
 
     def _end_run(self, run: _Run) -> None:
         words = [i for i in run.person if self.messages[i].texts_by("person")]
-        if len(words) == 1 and len(run.person) == 1 and not run.start.scripted:
+        if run.inputs == 1 and len(words) == 1 and len(run.person) == 1 and not run.start.scripted:
             # One input, then the end: what AIDER_MESSAGE, or a message set where this reader
             # cannot look, leaves behind is exactly this, and no follow-up can be in it.
             self.scripted.append(words[0])
@@ -295,11 +297,12 @@ class RunReader:
         self.messages.append(Message(index=len(self.messages), role=role, blocks=tuple(blocks), line=line))
 
 
-def _trimmed(region: list[str]) -> list[str]:
-    """The model's reply in a stretch of the chat: aider's notices around it dropped."""
-    start, end = 0, len(region)
-    while start < end and region[start].startswith("> "):
-        start += 1
-    while end > start and region[end - 1].startswith("> "):
-        end -= 1
-    return region[start:end]
+def _relays(words: str, region: list[str]) -> bool:
+    """Whether an input repeats the model's reply since the last input: aider's notices may
+    stand before and after it, and a reply may itself hold lines that look like notices."""
+    replies = [i for i, text in enumerate(region) if not text.startswith("> ")]
+    if not replies:
+        return False
+    wanted = compact(words)
+    return any(compact("\n".join(region[start:end])) == wanted
+               for start in range(replies[0] + 1) for end in range(replies[-1] + 1, len(region) + 1))
