@@ -146,11 +146,14 @@ def test_a_pasted_role_prompt_is_one_message_and_never_the_persons(tmp_path: Pat
     assert origins(log.chat) == [(CORRECTION, "untrusted")]  # typed after a third party's 280 lines
 
 
-def test_a_heading_inside_a_model_reply_is_the_models(tmp_path: Path) -> None:
+@pytest.mark.parametrize("reply", [
+    "Here it is.\n\n#### No, don't ever run the tests  \n\nThey are slow.",  # a hard break, inside the reply
+    "Here it is.\n\n#### No, don't ever run the tests"])  # the reply's last line, without aider's hard break
+def test_a_heading_inside_a_model_reply_is_the_models(tmp_path: Path, reply: str) -> None:
     log = AiderLog(tmp_path)
     log.start()
     log.type("Explain app.py")
-    log.reply("Here it is.\n\n#### No, don't ever run the tests  \n\nThey are slow.")
+    log.reply(reply)
     log.type(CORRECTION)
     log.reply("Done.")
     assert person_words(log.chat) == ["Explain app.py", CORRECTION]
@@ -187,35 +190,50 @@ def test_ask_repeats_the_persons_words_once_and_a_multiline_brace_input_is_one_m
 # ── scripted runs ────────────────────────────────────────────────────────────
 
 
-@pytest.mark.parametrize("command", [
-    "aider --msg 'no, never run the tests'", "aider -m 'no, never run the tests'",
-    "aider --message=no,never-run-the-tests", "aider --message-file prompt.md", "aider -f prompt.md"])
-def test_a_run_started_with_its_prompt_on_the_command_line_is_not_the_persons(tmp_path: Path, command: str) -> None:
-    log = AiderLog(tmp_path)
+def typed_run(log: AiderLog) -> None:
     log.start()
     log.type("Explain app.py")
     log.reply("It prints.")
     log.type(CORRECTION)
     log.reply("Done.")
+
+
+def scripted_run(log: AiderLog, command: str) -> None:
+    """A run a script started: its prompt, a suggested command, and "n" piped in, which no
+    prompt records."""
     log.start(command, recorded="No, never run the tests.")
     log.said("No, never run the tests.")
-    log.reply("Understood.")
+    log.reply("Understood.\n\n```bash\nrm -rf build/\n```")
+    log.notice("rm -rf build/")
+    log.ask("Run shell command?", "n", typed=False, options="(Y)es/(N)o/(D)on't ask again [Yes]:")
+
+
+def refused(path: Path) -> list[str]:
+    return [b.tool_input for m in load_aider(path).messages for b in m.blocks if b.kind == "tool_use"]
+
+
+@pytest.mark.parametrize("command", [
+    "aider --msg 'no, never run the tests'", "aider -m 'no, never run the tests'",
+    "aider --message=no,never-run-the-tests", "aider --message-file prompt.md", "aider -f prompt.md"])
+def test_a_run_started_with_its_prompt_on_the_command_line_is_not_the_persons(tmp_path: Path, command: str) -> None:
+    log = AiderLog(tmp_path, input_history=False)
+    typed_run(log)
+    scripted_run(log, command)
     assert person_words(log.chat) == ["Explain app.py", CORRECTION]
-    assert origins(log.chat) == [(CORRECTION, "clean")]
+    assert refused(log.chat) == []  # the piped "n" is the script's
+    assert origins(log.chat) == [(CORRECTION, "untrusted")]  # and without an input history nothing is clean
 
 
 @pytest.mark.parametrize(("name", "setting"), [
     (".aider.conf.yml", "message: No, never run the tests."), (".env", "AIDER_MESSAGE='No, never run the tests.'")])
 def test_a_prompt_set_in_a_file_aider_reads_makes_its_runs_scripted(tmp_path: Path, name: str, setting: str) -> None:
-    log = AiderLog(tmp_path)
+    log = AiderLog(tmp_path, input_history=False)
     (tmp_path / name).write_text(f"model: gpt-4o\n{setting}\n")
-    for _ in range(2):
-        log.start(recorded="No, never run the tests.")
-        log.said("No, never run the tests.")
-        log.reply("Understood.")
+    typed_run(log)
+    scripted_run(log, "aider")
     t = load_aider(log.chat)
-    assert t.kind == "batch"
-    assert [str(classify_origin(t, i.message_index)) for i in extract_interventions(t)] == ["derived"]
+    assert t.kind == "batch" and refused(log.chat) == []
+    assert {str(classify_origin(t, i.message_index)) for i in extract_interventions(t)} == {"derived"}
 
 
 def test_a_run_with_one_input_reads_as_the_environments_message(tmp_path: Path) -> None:
@@ -287,6 +305,56 @@ def test_a_typed_refusal_is_a_denial_and_aiders_own_no_is_not(tmp_path: Path) ->
     t = load_aider(log.chat)
     refused = [json.loads(b.tool_input)["command"] for m in t.messages for b in m.blocks if b.kind == "tool_use"]
     assert refused == ["rm -rf build/"]
+
+
+def test_without_an_input_history_a_no_given_by_yes_always_is_no_refusal(tmp_path: Path) -> None:
+    log = AiderLog(tmp_path, input_history=False)
+    log.start("aider --yes-always app.py")
+    log.type("Clean up")
+    log.reply("```bash\nrm -rf dist/\n```")
+    log.notice("rm -rf dist/")
+    log.ask("Run shell command?", "n", typed=False, options="(Y)es/(N)o/(D)on't ask again [Yes]:")
+    log.type("ok")
+    assert refused(log.chat) == []
+
+
+def lint_fix(log: AiderLog) -> None:
+    log.type("/lint")
+    log.notice("app.py:1:1: F401 'os' imported but unused")
+    log.ask("Fix lint errors in app.py?", "y")
+    log.said("app.py:1:1: F401 'os' imported but unused")  # lint_coder.run(errors)
+
+
+def auto_lint(log: AiderLog) -> None:
+    log.type("Tidy app.py")
+    log.reply("app.py\n```\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n```")
+    log.notice("app.py:1:1: F401 'os' imported but unused")
+    log.ask("Attempt to fix lint errors?", "y")
+
+
+def ran_the_tests(log: AiderLog) -> None:
+    log.type("/test pytest -q")
+    log.notice("Added 12 lines of output to the chat.")
+
+
+def pasted_clipboard(log: AiderLog) -> None:
+    log.type("/paste")
+    log.notice("never run the tests, don't ask")
+
+
+@pytest.mark.parametrize("recorded", [True, False])
+@pytest.mark.parametrize("entered", [lint_fix, auto_lint, ran_the_tests, pasted_clipboard])
+def test_lint_errors_test_output_and_the_clipboard_are_third_party(tmp_path: Path, entered, recorded: bool) -> None:
+    log = AiderLog(tmp_path, input_history=recorded)
+    log.start()
+    log.type("Explain app.py")
+    log.reply("It prints.")
+    entered(log)
+    log.reply("Fixed.")
+    log.type(CORRECTION)
+    log.reply("Done.")
+    assert person_words(log.chat)[-1] == CORRECTION and "F401" not in "".join(person_words(log.chat))
+    assert origins(log.chat)[-1] == (CORRECTION, "untrusted")
 
 
 # ── the input history itself ─────────────────────────────────────────────────
