@@ -280,9 +280,9 @@ def codex(root: Path) -> None:
 
 def aider(root: Path) -> None:
     """A person at aider's prompt on a pseudo-terminal (so aider keeps `.aider.input.history`
-    as it does for anyone who types): a request whose suggested shell command they refuse,
-    a correction, a `/run` whose output they add to the chat, thanks; then one run a script
-    started (`--message`), which aider records in both files as if typed."""
+    as it does for anyone who types, their answers to its questions included): a request, a
+    correction, thanks, then a `/run` whose output they add to the chat; then one run a
+    script started (`--message`), which aider records in both files as if typed."""
     repo = project(root)
     home = root / "aider-home"
     home.mkdir()
@@ -293,7 +293,7 @@ def aider(root: Path) -> None:
     history = root / "aider-out"
     history.mkdir()
     edit = aider_replace("app.py", "    return 1\n", "    return 2\n", text="Changing it.")
-    server = PaddedServer([Step(text=edit.text + "\n```bash\npython -m pytest -q\n```\n"),
+    server = PaddedServer([edit,
                            say("Reverting, and adding ANSWER = 2."), say("You're welcome."), say("開始します。"),
                            say("Done.")])
     server.start()
@@ -310,20 +310,12 @@ def aider(root: Path) -> None:
         terminal = _Terminal(aider, repo, env)
         try:
             terminal.wait_for("diff>")
-            terminal.type("Make answer() return 2.")
-            terminal.wait_for("Run shell command?")
-            terminal.type("n")
-            terminal.wait_for("diff>")
-            terminal.type("No, don't change the return value like that; add a constant instead.")
-            terminal.wait_for("diff>")
-            terminal.type("/run git status --short")
-            terminal.wait_for("output to the chat?")
-            terminal.type("y")
-            terminal.wait_for("diff>")
-            terminal.type("thanks")
-            terminal.wait_for("diff>")
-            terminal.type("ok 開始")
-            terminal.wait_for("diff>")
+            for typed, shown in (("Make answer() return 2.", "Applied edit"),
+                                 ("No, don't change the return value like that; add a constant instead.", "ANSWER = 2"),
+                                 ("thanks", "welcome"), ("ok 開始", "開始します"),
+                                 ("/run git status --short", "output to the chat?"), ("y", "Added 1 line")):
+                terminal.type(typed)
+                terminal.wait_for(shown)
             terminal.type("/exit")
             time.sleep(2)
         finally:

@@ -197,26 +197,22 @@ def test_a_codex_refusal_counts_only_where_an_approval_was_asked_for(tmp_path: P
 def test_a_real_aider_history_is_read_with_its_runs_and_the_persons_lines() -> None:
     assert sniff_format(AIDER) == "aider"
     t = load_aider(AIDER)
-    assert t.kind == "interactive" and t.problems == ()
+    assert t.kind == "interactive" and t.problems == ()  # every typed line is in its input history
     said = [b.text for m in t.messages for b in m.blocks if b.kind == "text" and b.source == "person"]
     assert said == ["Make answer() return 2.", "No, don't change the return value like that; add a constant instead.",
                     "thanks", "ok 開始"]  # the scripted run's --message is in both files, and still not typed
-    # The suggested command the person refused at aider's question, their "n" in the input history.
-    [refused] = [b for m in t.messages for b in m.blocks if b.kind == "tool_use"]
-    assert (refused.tool_name, json.loads(refused.tool_input)) == ("Bash", {"command": "python -m pytest -q"})
     # What `/run git status` added to the chat is a command's output: third-party.
     assert [b.source for m in t.messages for b in m.blocks if b.kind == "tool_result"] == ["outside"]
     found = extract_interventions(t)
-    assert [(i.trigger, i.followup, classify_origin(t, i.message_index)) for i in found] == [
-        (Trigger.DENIAL, "correction", Origin.CLEAN), (Trigger.FOLLOWUP, "acknowledgement", Origin.UNTRUSTED),
-        (Trigger.FOLLOWUP, "acknowledgement", Origin.UNTRUSTED)]
+    assert [i.followup for i in found] == ["correction", "acknowledgement", "acknowledgement"]
+    assert {classify_origin(t, i.message_index) for i in found} == {Origin.CLEAN}
 
 
 def test_reflect_on_an_aider_history_warns_of_nothing_and_records_only_its_correction(repo: Path, cli) -> None:
     out = cli(repo, "reflect", str(AIDER), "--no-edits", "--json")
     assert out.code == 0 and out.err == "", out.err
     assert [(d["trigger"], d["origin"], d["intervention"]) for d in json.loads(out.out)] == [
-        ("denial", "clean", "No, don't change the return value like that; add a constant instead.")]
+        ("followup", "clean", "No, don't change the return value like that; add a constant instead.")]
 
 
 def test_an_aider_web_page_taints_what_follows(tmp_path: Path) -> None:
