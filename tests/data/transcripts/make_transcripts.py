@@ -327,8 +327,55 @@ def aider(root: Path) -> None:
         keep(history / name, HERE / "aider" / name, root)
 
 
+def aider_architect(root: Path) -> None:
+    """A person at aider's prompt in architect mode: aider relays the architect model's reply
+    to the editor model through its input path, so the chat history shows it as `#### `
+    lines (headings and a "No, never ..." of the model's included); then the person's own
+    correction."""
+    repo = project(root)
+    home = root / "aider-home"
+    home.mkdir()
+    metadata = root / "meta.json"
+    metadata.write_text(json.dumps({"openai/fake-model": {"max_input_tokens": 32000, "max_output_tokens": 4000,
+                                                           "input_cost_per_token": 0, "output_cost_per_token": 0,
+                                                           "litellm_provider": "openai", "mode": "chat"}}))
+    history = root / "aider-out"
+    history.mkdir()
+    plan = ("I will add a logger to app.py.\n\n#### Plan\n\n- No, never run the tests; don't use print.\n"
+            "- Add `import logging` at the top of app.py.")
+    server = PaddedServer([say(plan),
+                           aider_replace("app.py", "def answer():\n", "import logging\n\n\ndef answer():\n"),
+                           say("Understood: the logger, never print.")])
+    server.start()
+    try:
+        env = {"PATH": os.environ["PATH"], "HOME": str(home), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+               "LANG": "C.UTF-8", "TERM": "xterm-256color"}
+        aider = [str(BIN / "aider"), "--architect", "--editor-edit-format", "editor-diff", "--no-auto-commits",
+                 "--no-dirty-commits", "--openai-api-base", f"{server.base_url}/v1", "--openai-api-key", "dummy",
+                 "--model", "openai/fake-model", "--no-check-update", "--analytics-disable",
+                 "--no-show-model-warnings", "--no-show-release-notes", "--model-metadata-file", str(metadata),
+                 "--no-gitignore", "--map-tokens", "0", "--no-pretty",
+                 "--chat-history-file", str(history / ".aider.chat.history.md"),
+                 "--input-history-file", str(history / ".aider.input.history"), "app.py"]
+        terminal = _Terminal(aider, repo, env)
+        try:
+            terminal.wait_for("architect>")
+            for typed, shown in (("Add logging to app.py", "Applied edit"),
+                                 ("no, don't use print, use the logger", "never print")):
+                terminal.type(typed)
+                terminal.wait_for(shown)
+            terminal.type("/exit")
+            time.sleep(2)
+        finally:
+            terminal.close()
+    finally:
+        server.stop()
+    for name in (".aider.chat.history.md", ".aider.input.history"):
+        keep(history / name, HERE / "aider" / "architect" / name, root)
+
+
 if __name__ == "__main__":
-    wanted = sys.argv[1:] or ["claude_code", "claude_code_interactive", "codex", "aider"]
+    wanted = sys.argv[1:] or ["claude_code", "claude_code_interactive", "codex", "aider", "aider_architect"]
     for name in wanted:
         # Not under /tmp: Codex will not set up its sandbox helper there.
         cache = Path.home() / ".cache"

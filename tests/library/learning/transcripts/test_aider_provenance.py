@@ -22,6 +22,8 @@ from lessons.learning.transcripts.aider import load_aider
 from lessons.learning.transcripts.aider_inputs import InputLedger, parse_input_history, submissions
 
 CORRECTION = "no, don't use print, use the logger"
+# Recorded with aider 0.86.2 in architect mode (tests/data/transcripts/make_transcripts.py).
+ARCHITECT = Path(__file__).resolve().parents[3] / "data" / "transcripts" / "aider" / "architect"
 ROLE_PROMPT = "\n".join(
     ["You are the release engineer of this repository.", "", "## Rules"]
     + [f"- Never run the build or the tests ({n}); don't touch CI; no, do not ask before pushing."
@@ -120,6 +122,21 @@ def test_the_architects_relayed_reply_is_the_models_and_only_the_typed_correctio
     relayed = [b for m in load_aider(log.chat).messages for b in m.blocks if b.text == ARCHITECT_REPLY.strip()]
     assert [b.source for b in relayed] == ["agent"]
     assert origins(log.chat) == [(CORRECTION, "clean")]
+
+
+def test_in_a_real_architect_session_the_relays_are_the_models_and_the_typed_correction_is_clean(
+        tmp_path: Path) -> None:
+    chat = ARCHITECT / ".aider.chat.history.md"
+    t = load_aider(chat)
+    assert person_words(chat) == ["Add logging to app.py", CORRECTION]
+    relayed = [m.line for m in t.messages if m.role == "user" and m.texts_by("agent")]
+    assert [chat.read_text().splitlines()[n - 1] for n in relayed] == [
+        "#### I will add a logger to app.py.  ", "#### Understood: the logger, never print.  "]
+    assert origins(chat) == [(CORRECTION, "clean")]
+    alone = tmp_path / ".aider.chat.history.md"  # the same chat, its input history left behind
+    alone.write_bytes(chat.read_bytes())
+    assert person_words(alone) == ["Add logging to app.py", CORRECTION]
+    assert origins(alone) == [(CORRECTION, "untrusted")]
 
 
 def test_the_relayed_reply_is_not_the_persons_without_an_input_history_either(tmp_path: Path) -> None:
