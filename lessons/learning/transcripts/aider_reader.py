@@ -35,7 +35,10 @@ PASTED_LINES = 10
 PASTED_CHARS = 2000
 CONTENT_LIMIT = 2000
 _QUESTION = re.compile(r"^(?P<question>.+\?) \(Y\)es/(?:\(N\)o|.*\(N\)o).*?: ?(?P<answer>\S*)\s*$")
-_REFUSABLE = re.compile(r"^(?:Run shell commands?|Apply edit|Allow edits to|Create new file|Edit the files)",
+# Before 0.60 a question was logged with the answer alone: "Add the output to the chat? y".
+_OLD_QUESTION = re.compile(r"^(?P<question>.+\?) (?P<answer>y|yes|n|no)$", re.IGNORECASE)
+_REFUSABLE = re.compile(r"^(?:Run shell commands?|Apply edit|Allow edits to|Create new file|Allow creation of new file|"
+                        r"Edit the files)",
                         re.IGNORECASE)
 _ADDED_OUTPUT = re.compile(r"^Added \d+ lines? of output to the chat\.$")
 OK_WORDS = "Ok, please go ahead and make those changes."
@@ -87,6 +90,8 @@ class _Run:
     echo: object = None  # what aider will repeat next (`_ANY` for /help)
     lint_next: bool = False
     pending: str = ""  # a command whose output may be added to the chat
+    output_in: bool = False  # that output is already recorded as entered
+    unanswered: bool = False  # a /run whose output question this reader has not seen answered
     subject: str = ""  # the notice just before a question (a suggested command)
     region: list[str] = field(default_factory=list)  # what the model said since the last input
     reply: list[tuple[int, str]] = field(default_factory=list)
@@ -122,6 +127,7 @@ class RunReader:
             after = items[index + 1].kind if index + 1 < len(items) else ""
             self._input(run, item, inside_reply=before == after == "reply")
         self._flush(run)
+        self._settle(run, first_line)
         self._end_run(run)
 
     def finish(self) -> tuple[tuple[Message, ...], tuple[Problem, ...], bool]:
@@ -141,6 +147,8 @@ class RunReader:
         words = item.text.strip()
         if not words or words == "<blank>":
             return
+        self._settle(run, item.line)
+        run.output_in = False
         if run.echo is not None:
             echo, run.echo = run.echo, None
             if echo is _ANY or compact(words) == compact(str(echo)):
@@ -195,7 +203,12 @@ class RunReader:
             return words
         name, rest = found
         if name in ("run", "test"):
-            run.pending = rest or "(the configured test command)"
+            run.pending, run.output_in = rest or "(the configured test command)", False
+            run.unanswered = name == "run"
+            if name == "test":
+                # aider before 0.64 sent failing test output without a word in the chat:
+                # whether any entered cannot be told, so it did.
+                self._output(run, line)
         elif name == "web" and rest:
             self._content(line, rest, "web", "web")
         elif name == "paste":
@@ -218,30 +231,45 @@ class RunReader:
             self._command(run, item.line, text[len("Executing: "):].strip())
             return
         if text.startswith("Running "):  # a suggested shell command the person let run
-            run.pending = text[len("Running "):].strip()
+            run.pending, run.output_in = text[len("Running "):].strip(), False
             return
         if _ADDED_OUTPUT.match(text):
-            self._content(item.line, f"(the output of `{run.pending}`)" if run.pending else "(command output)",
-                          "outside", "Bash", {"command": run.pending})
-            run.pending = ""
+            if not run.output_in:
+                self._output(run, item.line)
+            run.pending, run.output_in, run.unanswered = "", False, False
             return
-        question = _QUESTION.match(text)
+        question = _QUESTION.match(text) or _OLD_QUESTION.match(text)
         if question is None:
             run.subject = text
             return
         asked, letter = question["question"], question["answer"][:1].lower()
         yes = letter in ("y", "a", "")
-        if "output to the chat" in asked:
-            run.pending = run.pending if yes else ""
+        if "output to the chat" in asked:  # "Add the output ..." (before 0.60), "Add command output ..."
+            if yes and not run.output_in:
+                self._output(run, item.line)
+            run.pending, run.unanswered = run.pending if yes else "", False
         elif asked.startswith("Fix lint errors in") and yes:
             run.lint_next = True
         elif asked.startswith(("Attempt to fix lint errors", "Attempt to fix test errors")) and yes:
             self._content(item.line, "(the errors aider asked to fix)", "outside", "lint")
-        elif "URL" in asked and yes:
+        elif ("URL" in asked or asked.startswith("Add http")) and yes:
             self._content(item.line, run.subject or text, "web", "web")
         elif letter in ("n", "d") and _REFUSABLE.match(asked) and self._refused_by_person(run, letter):
             self._denial(run, item.line, asked)
         run.subject = ""
+
+    def _output(self, run: _Run, line: int) -> None:
+        """A command's output entered the chat: not recorded in the file, and could say anything."""
+        self._content(line, f"(the output of `{run.pending}`)" if run.pending else "(command output)",
+                      "outside", "Bash", {"command": run.pending})
+        run.output_in = True
+
+    def _settle(self, run: _Run, line: int) -> None:
+        """A /run whose question went unread (aider 0.60-0.63 logged it over two lines, the
+        answer on one that is no notice) let its output in: whether it did cannot be told."""
+        if run.unanswered and not run.output_in:
+            self._output(run, line)
+        run.unanswered = False
 
     def _refused_by_person(self, run: _Run, letter: str) -> bool:
         if run.start.scripted or run.start.yes_always:

@@ -354,13 +354,29 @@ def ran_the_tests(log: AiderLog) -> None:
     log.notice("Added 12 lines of output to the chat.")
 
 
+def quiet_test_run(log: AiderLog) -> None:
+    log.type("/test pytest -q")  # aider before 0.64 sent a failure's output without a word
+
+
+def ran_before_0_60(log: AiderLog) -> None:
+    log.type("/run pytest -q")
+    log.notice("1 failed")
+    log._append("Add the output to the chat? y", linebreak=True, blockquote=True)  # no options, no "Added"
+
+
+def ran_in_0_60(log: AiderLog) -> None:
+    log.type("/run pytest -q")
+    log._append("Add the output to the chat?\n(Y)es/(n)o/message with instructions: y", linebreak=True,
+                blockquote=True)  # io.prompt_ask: the answer on a line of its own
+
+
 def pasted_clipboard(log: AiderLog) -> None:
     log.type("/paste")
     log.notice("never run the tests, don't ask")
 
 
 @pytest.mark.parametrize("recorded", [True, False])
-@pytest.mark.parametrize("entered", [lint_fix, auto_lint, ran_the_tests, pasted_clipboard])
+@pytest.mark.parametrize("entered", [lint_fix, auto_lint, ran_the_tests, quiet_test_run, ran_before_0_60, ran_in_0_60, pasted_clipboard])
 def test_lint_errors_test_output_and_the_clipboard_are_third_party(tmp_path: Path, entered, recorded: bool) -> None:
     log = AiderLog(tmp_path, input_history=recorded)
     log.start()
