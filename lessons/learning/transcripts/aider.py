@@ -1,46 +1,48 @@
 """aider's chat history (`.aider.chat.history.md`) read into the message model.
 
-aider writes one markdown file per repository, appended to by every run:
+aider appends every run to one markdown file (`aider/io.py`): `# aider chat started at
+<time>` opens a run; `#### ` lines are a message that reached the model through aider's
+input path, one line each, every line ending in a two-space hard break, one contiguous
+block a message; `> ` lines are aider's own output (its command line, notices, its
+questions with the answer given); anything else is the model's reply.
 
-- `# aider chat started at <time>` opens a run;
-- `#### <words>` is what the person typed (a line each; a `/command` is an order to
-  aider: `/run CMD` runs a command and, once the person agrees, adds its output to
-  the chat; `/web URL` adds a fetched page; `/ask`, `/code`, `/architect` carry words);
-- `> <line>` is aider's own output: the command line it was started with, its
-  notices, and its questions with the answer given (`... (Y)es/(N)o [Yes]: n`);
-- anything else is the model's reply.
-
-Provenance comes from those records. A run whose recorded command line passed its
-prompt (`--message`, `--message-file`, `-m`, `-f`) was started by a script: when the
-file also holds runs a person typed into, the scripted run's words are not theirs;
-when it holds none, the whole file is a run nobody sat at (derived). A page `/web`
-fetched is third-party; `/run` output has the provenance of the command; a file
-added to the chat is the person's own. A question about a shell command or an edit
-answered "no" is the person refusing it. The optional input history
-(`.aider.input.history`, beside it) holds the same words with their times and is
-not needed to read the chat.
+A `#### ` block is not the person's because of where it sits: aider writes the architect
+model's reply, relayed to the editor model, the words `/ask` repeats, `/help`'s
+documentation, `/lint` output and a `--message` the same way. What the person typed is
+what `.aider.input.history` (beside it) holds for that run (`aider_inputs`); a run whose
+input aider did not record cannot say, so what looks typed there is untrusted. A run a
+script started (`aider_runs`) holds no person's words. Output any command added to the
+chat is third-party, as is a long pasted input. `aider_reader` reads one run;
+docs/transcript-format.md tables every record and marker.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from lessons.errors import InvalidInput
 from lessons.learning.locality import DEFAULT_TRUSTED, TrustedCommands
-from lessons.learning.messages import Block, Message, Role, Transcript, is_control_input, scrub
-from lessons.learning.provenance import ToolProvenance
+from lessons.learning.messages import Transcript, scrub
+from lessons.learning.transcripts.aider_inputs import (
+    InputLedger,
+    input_history_beside,
+    read_input_history,
+    submissions,
+)
+from lessons.learning.transcripts.aider_reader import Item, RunReader
+from lessons.learning.transcripts.aider_runs import RunStart, named_files, read_command_line, read_settings
 from lessons.storage.records import derived_id
 
 FORMAT = "aider"
 CHAT_HISTORY = ".aider.chat.history.md"
 RUN_OPENING = "# aider chat started at "
 MAX_BYTES = 64 * 1024 * 1024
-_HEADLESS_FLAGS = re.compile(r"(?:^|\s)(?:--message(?:-file)?|-m|-f)(?:\s|=)")
-_QUESTION = re.compile(r"^(?P<question>.+\?) \(Y\)es/(?:\(N\)o|.*\(N\)o).*?: ?(?P<answer>\S*)\s*$")
-_REFUSABLE = re.compile(r"^(?:Run shell commands?|Apply edit|Allow edits to|Create new file)", re.IGNORECASE)
-_WORD_COMMANDS = ("/ask", "/code", "/architect", "/context", "/help")
+_COMMAND_LINE = re.compile(r"^> (\S*aider\b.*?)\s*$")
+NO_INPUT_HISTORY = "no .aider.input.history beside it"
+UNRECORDED_RUN = "no input history for this aider run"
 
 
 def is_aider_history(path: Path) -> bool:
@@ -56,7 +58,12 @@ def is_aider_history(path: Path) -> bool:
 
 
 def load_aider(path: Path | str, *, trusted: TrustedCommands = DEFAULT_TRUSTED) -> Transcript:
-    """Read one aider chat history; InvalidInput when it cannot be read or holds no run."""
+    """Read one aider chat history, and the input history beside it; InvalidInput when the
+    chat cannot be read or holds no run.
+
+    `trusted` is accepted like every adapter's and not consulted: aider's chat history
+    keeps no command's output, only that some entered the chat, so none is the tree's own.
+    """
     path = Path(path)
     try:
         if path.stat().st_size > MAX_BYTES:
@@ -70,34 +77,55 @@ def load_aider(path: Path | str, *, trusted: TrustedCommands = DEFAULT_TRUSTED) 
     if not runs:
         msg = f"{path} is not an aider chat history: no {RUN_OPENING.strip()!r} line"
         raise InvalidInput(msg)
-    typed = [run for run in runs if not run.headless]
-    reader = _ChatReader(ToolProvenance(trusted, root=_root_of(path)), words_are_scripted=bool(typed))
-    for run in runs:
-        reader.read_run(run)
-    kind = "interactive" if typed else "batch"
-    return Transcript(session_id=f"aider/{derived_id('aider', str(path.resolve()))}", messages=tuple(reader.messages),
-                      source_path=str(path), format=FORMAT, kind=kind,
-                      derived_reason="" if typed else "every run was started with its prompt on the command line")
+    root = _root_of(path)
+    entries = read_input_history(input_history_beside(path))
+    named = [name for run in runs for name in named_files(run.command)]
+    settings = read_settings(list(dict.fromkeys([path.resolve().parent, Path(root), Path.home()])), named)
+    # aider ends every line it writes with a two-space hard break; where the file still
+    # has them, a `####` line without one is the model's markdown heading, not an input.
+    hard_breaks = any(line.startswith("> ") and line.endswith("  ") for run in runs for line in run.lines)
+    reader = RunReader()
+    for number, run in enumerate(runs):
+        start = read_command_line(run.command)
+        start = RunStart(start.scripted or settings.scripted, start.yes_always or settings.yes_always)
+        end = runs[number + 1].started if number + 1 < len(runs) else None
+        ledger, missing = None, NO_INPUT_HISTORY
+        if entries is not None and run.started is not None:
+            inputs = submissions(entries, run.started, end)
+            ledger, missing = (InputLedger(inputs), "") if inputs else (None, UNRECORDED_RUN)
+        reader.read_run(run.first_line, _items(run, hard_breaks), start, ledger, missing)
+    messages, problems, typed = reader.finish()
+    return Transcript(session_id=f"aider/{derived_id('aider', str(path.resolve()))}", messages=messages,
+                      source_path=str(path), format=FORMAT, kind="interactive" if typed else "batch",
+                      derived_reason="" if typed else "no run holds words a person typed: a script gave each its prompt",
+                      problems=problems)
 
 
 @dataclass
 class _Run:
     first_line: int
+    started: datetime | None
     lines: list[str]
-    headless: bool
+    command: str = ""
 
 
 def _runs(text: str) -> list[_Run]:
     runs: list[_Run] = []
     for number, line in enumerate(text.splitlines(), 1):
         if line.startswith(RUN_OPENING):
-            runs.append(_Run(number, [], False))
+            runs.append(_Run(number, _started(line[len(RUN_OPENING):]), []))
         elif runs:
             runs[-1].lines.append(line)
     for run in runs:
-        command = next((ln[2:] for ln in run.lines if ln.startswith("> ") and re.match(r"> \S*aider\b", ln)), "")
-        run.headless = bool(_HEADLESS_FLAGS.search(command))
+        run.command = next((m[1] for ln in run.lines if (m := _COMMAND_LINE.match(ln))), "")
     return runs
+
+
+def _started(text: str) -> datetime | None:
+    try:
+        return datetime.strptime(text.strip(), "%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return None
 
 
 def _root_of(path: Path) -> str:
@@ -109,75 +137,44 @@ def _root_of(path: Path) -> str:
     return str(folder)
 
 
-@dataclass
-class _ChatReader:
-    provenance: ToolProvenance
-    words_are_scripted: bool
-    messages: list[Message] = field(default_factory=list)
-    pending_run: str = ""  # a /run command waiting for its output to enter the chat
+def _is_input(raw: str, hard_breaks: bool) -> bool:
+    return raw.startswith("####") and (len(raw) == 4 or raw[4] == " ") and (not hard_breaks or raw.endswith("  "))
 
-    def read_run(self, run: _Run) -> None:
-        self._append("user", [Block("text", "(a new aider run started)", "harness")], run.first_line)
-        reply: list[str] = []
-        reply_line = 0
-        for offset, raw in enumerate(run.lines, 1):
-            number = run.first_line + offset
-            line = raw.rstrip()
-            if line.startswith("#### ") or line.startswith("> ") or line == ">":
-                if reply:
-                    self._agent("\n".join(reply).strip(), reply_line)
-                    reply = []
-                if line.startswith("#### "):
-                    self._person(line[5:].strip(), number, scripted=run.headless and self.words_are_scripted)
-                else:
-                    self._notice(line[2:].strip(), number)
-            elif line.strip() or reply:
-                if not reply:
-                    reply_line = number
-                reply.append(line)
-        if reply:
-            self._agent("\n".join(reply).strip(), reply_line)
 
-    def _person(self, words: str, number: int, *, scripted: bool) -> None:
-        if not words:
-            return
-        source = "harness" if scripted else "person"
-        if words.startswith("/run ") or words.startswith("/test "):
-            # The person's own command, not the agent's call: its output enters the chat as
-            # content, with the command's provenance, once the person agrees.
-            self.pending_run = words.split(" ", 1)[1]
-            return
-        if words.startswith("/web "):
-            self._append("user", [Block("tool_result", words[5:], "web", "WebFetch", f"web{number}")], number)
-            return
-        if words.startswith(_WORD_COMMANDS):
-            words = words.split(" ", 1)[1] if " " in words else ""
-        elif is_control_input(words):
-            source = "harness"
-        if words:
-            self._append("user", [Block("text", words, source)], number)
+def _is_notice(raw: str) -> bool:
+    return raw.startswith("> ") or raw.rstrip() == ">"
 
-    def _notice(self, text: str, number: int) -> None:
-        question = _QUESTION.match(text)
-        if question and self.pending_run and "command output to the chat" in question["question"]:
-            if question["answer"].lower() in ("y", "yes", ""):
-                source = self.provenance.source_of("Bash", {"command": self.pending_run}, self.provenance.root)
-                self._append("user", [Block("tool_result", f"(the output of `{self.pending_run}`)", source, "Bash",
-                                            f"run{number}")], number)
-            self.pending_run = ""
-            return
-        if question and question["answer"].lower() in ("n", "no", "d") and _REFUSABLE.match(question["question"]):
-            call = f"ask{number}"
-            self._append("assistant", [Block("tool_use", "", "agent", "aider", call,
-                                             f'{{"question": {question["question"]!r}}}')], number)
-            self._append("user", [Block("denial", "", "person", "aider", call, is_error=True)], number)
-            return
-        if question and "URL" in question["question"] and question["answer"].lower() in ("y", "yes", ""):
-            self._append("user", [Block("tool_result", text, "web", "WebFetch", f"web{number}")], number)
 
-    def _agent(self, text: str, number: int) -> None:
-        if text:
-            self._append("assistant", [Block("text", text, "agent")], number)
+def _items(run: _Run, hard_breaks: bool) -> list[Item]:
+    """A run's lines as replies, inputs (one contiguous `####` block each) and notices."""
+    lines = run.lines
+    items: list[Item] = []
+    index = 0
+    while index < len(lines):
+        raw = lines[index]
+        line = run.first_line + 1 + index
+        if _is_input(raw, hard_breaks):
+            end = index
+            while end < len(lines) and _is_input(lines[end], hard_breaks):
+                end += 1
+            words = [_input_words(text) for text in lines[index:end]]
+            items.append(Item("input", line, "\n".join(words).strip("\n"), "\n".join(lines[index:end])))
+            index = end
+        elif _is_notice(raw):
+            items.append(Item("notice", line, raw[2:].strip()))
+            index += 1
+        elif not raw.strip():
+            index += 1
+        else:
+            end = index
+            while end < len(lines) and not _is_input(lines[end], hard_breaks) and not _is_notice(lines[end]):
+                end += 1
+            items.append(Item("reply", line, "\n".join(lines[index:end]).strip()))
+            index = end
+    return items
 
-    def _append(self, role: Role, blocks: list[Block], line: int) -> None:
-        self.messages.append(Message(index=len(self.messages), role=role, blocks=tuple(blocks), line=line))
+
+def _input_words(raw: str) -> str:
+    """One line of an input as it was typed: aider wrote `#### `, the line, a hard break."""
+    words = raw[4:]
+    return (words[1:] if words.startswith(" ") else words).rstrip()

@@ -278,44 +278,96 @@ def codex(root: Path) -> None:
         keep(path, HERE / "codex" / path.name, root)
 
 
+class _AiderAt:
+    """A scratch repository, a private HOME and a history folder for aider, and its command
+    line against the scripted model (`extra` options first)."""
+
+    def __init__(self, root: Path) -> None:
+        self.repo = project(root)
+        home = root / "aider-home"
+        home.mkdir()
+        self.metadata = root / "meta.json"
+        self.metadata.write_text(json.dumps({"openai/fake-model": {
+            "max_input_tokens": 32000, "max_output_tokens": 4000, "input_cost_per_token": 0,
+            "output_cost_per_token": 0, "litellm_provider": "openai", "mode": "chat"}}))
+        self.history = root / "aider-out"
+        self.history.mkdir()
+        self.root = root
+        self.env = {"PATH": os.environ["PATH"], "HOME": str(home), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+                    "LANG": "C.UTF-8", "TERM": "xterm-256color"}
+
+    def argv(self, server: ModelServer, *extra: str) -> list[str]:
+        return [str(BIN / "aider"), *extra, "--no-auto-commits", "--no-dirty-commits",
+                "--openai-api-base", f"{server.base_url}/v1", "--openai-api-key", "dummy",
+                "--model", "openai/fake-model", "--no-check-update", "--analytics-disable",
+                "--no-show-model-warnings", "--no-show-release-notes", "--model-metadata-file", str(self.metadata),
+                "--no-gitignore", "--map-tokens", "0", "--no-pretty",
+                "--chat-history-file", str(self.history / ".aider.chat.history.md"),
+                "--input-history-file", str(self.history / ".aider.input.history"), "app.py"]
+
+    def typed(self, argv: list[str], ready: str, steps: tuple[tuple[str, str], ...]) -> None:
+        """Each input typed once `ready` (then the last step's words) shows, then `/exit`."""
+        terminal = _Terminal(argv, self.repo, self.env)
+        try:
+            terminal.wait_for(ready)
+            for typed, shown in steps:
+                terminal.type(typed)
+                terminal.wait_for(shown)
+            terminal.type("/exit")
+            time.sleep(2)
+        finally:
+            terminal.close()
+
+    def keep(self, folder: Path) -> None:
+        for name in (".aider.chat.history.md", ".aider.input.history"):
+            keep(self.history / name, folder / name, self.root)
+
+
 def aider(root: Path) -> None:
-    repo = project(root)
-    home = root / "aider-home"
-    home.mkdir()
-    metadata = root / "meta.json"
-    metadata.write_text(json.dumps({"openai/fake-model": {"max_input_tokens": 32000, "max_output_tokens": 4000,
-                                                           "input_cost_per_token": 0, "output_cost_per_token": 0,
-                                                           "litellm_provider": "openai", "mode": "chat"}}))
-    history = root / "aider-out"
-    history.mkdir()
-    # One session a person typed into (aider reads its prompts from stdin), then one run
-    # a script started (`--message`): the first is interactive, the second is not.
-    typed = ["Make answer() return 2.", "/run git status --short",
-             "No, don't change the return value like that; add a constant instead.", "thanks", "ok 開始"]
-    server = PaddedServer([aider_replace("app.py", "    return 1\n", "    return 2\n", text="Changing it."),
-                           say("Reverting, and adding ANSWER = 2."), say("You're welcome."), say("開始します。"),
-                           say("Done.")])
+    """A person at aider's prompt on a pseudo-terminal (so aider keeps `.aider.input.history`
+    as it does for anyone who types, their answers to its questions included): a request, a
+    correction, thanks, then a `/run` whose output they add to the chat; then one run a
+    script started (`--message`), which aider records in both files as if typed."""
+    at = _AiderAt(root)
+    edit = aider_replace("app.py", "    return 1\n", "    return 2\n", text="Changing it.")
+    server = PaddedServer([edit, say("Reverting, and adding ANSWER = 2."), say("You're welcome."),
+                           say("開始します。"), say("Done.")])
     server.start()
     try:
-        env = {"PATH": os.environ["PATH"], "HOME": str(home), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-               "LANG": "C.UTF-8"}
-        aider = [str(BIN / "aider"), "--yes-always", "--no-auto-commits", "--no-dirty-commits",
-                 "--openai-api-base", f"{server.base_url}/v1", "--openai-api-key", "dummy",
-                 "--model", "openai/fake-model", "--edit-format", "diff", "--no-check-update", "--analytics-disable",
-                 "--no-show-model-warnings", "--no-show-release-notes", "--model-metadata-file", str(metadata),
-                 "--no-gitignore", "--map-tokens", "0", "--no-pretty", "--no-fancy-input",
-                 "--chat-history-file", str(history / ".aider.chat.history.md"),
-                 "--input-history-file", str(history / ".aider.input.history"), "app.py"]
-        run(aider, repo, env, "\n".join(typed) + "\n")
-        run([*aider, "--message", "Add a docstring to answer()."], repo, env, "")
+        argv = at.argv(server, "--edit-format", "diff")
+        at.typed(argv, "diff>", (
+            ("Make answer() return 2.", "Applied edit"),
+            ("No, don't change the return value like that; add a constant instead.", "ANSWER = 2"),
+            ("thanks", "welcome"), ("ok 開始", "開始します"),
+            ("/run git status --short", "output to the chat?"), ("y", "Added 1 line")))
+        run([*argv, "--yes-always", "--message", "Add a docstring to answer()."], at.repo, at.env, "")
     finally:
         server.stop()
-    for name in (".aider.chat.history.md", ".aider.input.history"):
-        keep(history / name, HERE / "aider" / name, root)
+    at.keep(HERE / "aider")
+
+
+def aider_architect(root: Path) -> None:
+    """A person at aider's prompt in architect mode: aider relays the architect model's reply
+    to the editor model through its input path, so the chat history shows it as `#### `
+    lines (headings and a "No, never ..." of the model's included); then the person's own
+    correction."""
+    at = _AiderAt(root)
+    plan = ("I will add a logger to app.py.\n\n#### Plan\n\n- No, never run the tests; don't use print.\n"
+            "- Add `import logging` at the top of app.py.")
+    server = PaddedServer([say(plan),
+                           aider_replace("app.py", "def answer():\n", "import logging\n\n\ndef answer():\n"),
+                           say("Understood: the logger, never print.")])
+    server.start()
+    try:
+        at.typed(at.argv(server, "--architect", "--editor-edit-format", "editor-diff"), "architect>", (
+            ("Add logging to app.py", "Applied edit"), ("no, don't use print, use the logger", "never print")))
+    finally:
+        server.stop()
+    at.keep(HERE / "aider" / "architect")
 
 
 if __name__ == "__main__":
-    wanted = sys.argv[1:] or ["claude_code", "claude_code_interactive", "codex", "aider"]
+    wanted = sys.argv[1:] or ["claude_code", "claude_code_interactive", "codex", "aider", "aider_architect"]
     for name in wanted:
         # Not under /tmp: Codex will not set up its sandbox helper there.
         cache = Path.home() / ".cache"

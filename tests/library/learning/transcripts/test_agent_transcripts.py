@@ -197,11 +197,12 @@ def test_a_codex_refusal_counts_only_where_an_approval_was_asked_for(tmp_path: P
 def test_a_real_aider_history_is_read_with_its_runs_and_the_persons_lines() -> None:
     assert sniff_format(AIDER) == "aider"
     t = load_aider(AIDER)
-    assert t.kind == "interactive"
+    assert t.kind == "interactive" and t.problems == ()  # every typed line is in its input history
     said = [b.text for m in t.messages for b in m.blocks if b.kind == "text" and b.source == "person"]
     assert said == ["Make answer() return 2.", "No, don't change the return value like that; add a constant instead.",
-                    "thanks", "ok 開始"]  # the scripted run's --message is not a person typing
-    assert [b.source for m in t.messages for b in m.blocks if b.kind == "tool_result"] == ["repo"]  # /run git status
+                    "thanks", "ok 開始"]  # the scripted run's --message is in both files, and still not typed
+    # What `/run git status` added to the chat is a command's output: third-party.
+    assert [b.source for m in t.messages for b in m.blocks if b.kind == "tool_result"] == ["outside"]
     found = extract_interventions(t)
     assert [i.followup for i in found] == ["correction", "acknowledgement", "acknowledgement"]
     assert {classify_origin(t, i.message_index) for i in found} == {Origin.CLEAN}
