@@ -13,7 +13,7 @@ import pytest
 
 from conftest import git, run_failres
 from failres.agents.gate_guess import PYTEST, GateGuess, check_gate, is_test_env, tox_envs
-from sandbox_projects import python_project
+from sandbox_projects import python_project, the_test_site_packages
 
 # git and this run's python, no tox, no pytest on a bare python3 of PATH's own.
 BARE_PATH = os.pathsep.join(["/usr/bin", "/bin"])
@@ -99,12 +99,17 @@ def init(top: Path, path: str):
     return proc
 
 
-def test_on_a_src_layout_with_a_venv_and_no_tox_init_writes_the_venvs_pytest_and_it_runs(tmp_path: Path):
+@pytest.mark.parametrize("world", ["auto", "off"])
+def test_on_a_src_layout_with_a_venv_and_no_tox_init_writes_the_venvs_pytest_and_it_runs(tmp_path: Path, world):
+    """In the seat world the workspace stands at the top with `.venv/` at its place; without one, the
+    gate's `.venv/bin/python` is the checkout's all the same (and its imports are led to the workspace)."""
     top = tmp_path / "project"
     top.mkdir()
     tox_project(top)
     path = os.pathsep.join([str(Path(sys.executable).parent), BARE_PATH])
     proc = init(top, path)
+    with (top / ".failres.toml").open("a") as config:
+        config.write(f'\n[sandbox]\nmode = "{world}"\nread = {json.dumps([the_test_site_packages()])}\n')
     assert proc.stderr.splitlines()[0] == (
         'note: the gate guessed (tox -q: the project declares tox) cannot run here: "tox" is not on PATH; wrote '
         ".venv/bin/python -m pytest -q instead (pytest is installed in .venv)")
