@@ -97,3 +97,15 @@ def test_a_seat_world_required_and_not_there_makes_doctor_exit_1_and_auto_does_n
     assert '[sandbox] mode = "required"' in proc.stdout
     configure(repo, extra='[sandbox]\nmode = "auto"\n')
     assert doctor(repo, FAILRES_BWRAP="/nonexistent/bwrap").returncode == 0
+
+
+def test_doctor_and_init_say_the_same_fix_for_an_agent_that_is_not_here(plain_repo: Path) -> None:
+    bare = os.pathsep.join([str(Path(os.sys.executable).parent), "/usr/bin", "/bin"])
+    init = run_failres(plain_repo, "init", "--agent", "claude", "--no-hooks", env={**os.environ, "PATH": bare})
+    assert init.returncode == 0, init.stderr
+    hint = next(line for line in init.stderr.splitlines() if line.startswith("hint: "))[len("hint: "):]
+    proc = doctor(plain_repo, PATH=bare)
+    assert proc.returncode == 1
+    fix = next(agent for agent in json.loads(doctor(plain_repo, "--json", PATH=bare).stdout)["agents"]
+               if agent["binding"] == "claude")["fix"]
+    assert WHERE_PROGRAMS_ARE in fix and hint.startswith(fix), (fix, hint)
