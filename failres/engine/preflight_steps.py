@@ -19,6 +19,9 @@ earlier one), is reused instead of run again, and journaled as a `gate-result` w
 - an unavailable one never: it is cheap to see again, and the task's own files may be
   what the gate misses.
 
+Tasks of a `--jobs` run at the same key wait for the first one's preflight (a lock per
+key, `runtime.PreflightLocks`) rather than run the same suite side by side.
+
 What stays outside the key: a gate whose verdict changes between two runs on the same
 tree, configuration and environment (a flaky test, the network, the clock). Such a gate
 is red or green by chance anyway; the fixer's prompt says which verdict it quotes.
@@ -132,6 +135,15 @@ class PreflightSteps(RunContext):
             return None
         key = self.preflight_key()
         self.preflight_key_now = key
+        lock = self.engine.preflight_locks.of(key)
+        while not lock.acquire(timeout=0.2):  # another task of this run is judging the same key
+            self.check_stop()
+        try:
+            return self.judge_head_once(key)
+        finally:
+            lock.release()
+
+    def judge_head_once(self, key: str) -> Failure | None:
         recorded = self.recorded_head_verdict(key)
         if recorded is not None:
             self.head_said = str(recorded.get("summary") or "")

@@ -48,13 +48,13 @@ def configure(project: Project, tasks: dict[str, str], gates: dict[str, str]) ->
     return runs
 
 
-def run(project: Project, plan: Path) -> list[str]:
+def run(project: Project, plan: Path, jobs: int = 1) -> list[str]:
     import os
 
     cwd = os.getcwd()
     os.chdir(project.top)
     try:
-        outcomes = run_plan_file(engine_for(open_context()), plan)
+        outcomes = run_plan_file(engine_for(open_context()), plan, jobs=jobs)
     finally:
         os.chdir(cwd)
     return [outcome.state for outcome in outcomes]
@@ -128,3 +128,15 @@ def test_a_red_that_turned_on_one_tasks_files_is_not_reused_for_a_task_without_t
     [own] = preflights(project, "t2")
     assert "reused" not in own and own["verdict"] == "unavailable"
     assert project.calls("impl") == 1  # t2's seat was never dispatched
+
+
+def test_tasks_run_at_once_wait_for_the_first_preflight_of_their_key(tmp_path: Path) -> None:
+    project = Project.create(tmp_path)
+    runs = configure(project, {"t1": "check", "t2": "check", "t3": "check"}, {"check": "a"})
+    plan = project.agents.parent / "plan.toml"
+    assert run(project, plan, jobs=3) == ["committed", "committed", "committed"]
+    preflight_runs = [line for line in runs.read_text().splitlines() if line.endswith(" 0")]
+    assert len(preflight_runs) == 1, preflight_runs
+    judged = preflight_runs[0].split()[0]
+    for task in {"t1", "t2", "t3"} - {judged}:
+        assert preflights(project, task)[0]["reusedFrom"] == judged
