@@ -30,6 +30,7 @@ is red or green by chance anyway; the fixer's prompt says which verdict it quote
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from failres.engine import state
@@ -53,7 +54,10 @@ def environment_fingerprint(top: Path, names: tuple[str, ...], kept: dict | None
     for name in names:
         root = top / name
         for directory, dirs, files in os.walk(root):
-            for entry in sorted((*dirs, *files)):
+            # Bytecode caches change nothing a gate sees (Python checks them against their
+            # source), and a gate without a world writes them on its first run.
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            for entry in sorted((*dirs, *(f for f in files if not f.endswith(".pyc")))):
                 if len(entries) >= _MAX_ENTRIES:
                     break
                 path = Path(directory, entry)
@@ -61,7 +65,10 @@ def environment_fingerprint(top: Path, names: tuple[str, ...], kept: dict | None
                     info = path.lstat()
                 except OSError:
                     continue
-                entries.append((os.path.relpath(path, top), info.st_mode, info.st_size, info.st_mtime_ns))
+                if stat.S_ISDIR(info.st_mode):  # its entries say what it holds; its mtime moves with a cache
+                    entries.append((os.path.relpath(path, top), info.st_mode))
+                else:
+                    entries.append((os.path.relpath(path, top), info.st_mode, info.st_size, info.st_mtime_ns))
     made = sorted((path, print_[0], print_[1], print_[5]) for path, print_ in (kept or {}).items())
     return state.key_of({"environment": entries, "kept": made})
 

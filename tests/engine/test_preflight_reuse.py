@@ -140,3 +140,17 @@ def test_tasks_run_at_once_wait_for_the_first_preflight_of_their_key(tmp_path: P
     judged = preflight_runs[0].split()[0]
     for task in {"t1", "t2", "t3"} - {judged}:
         assert preflights(project, task)[0]["reusedFrom"] == judged
+
+
+def test_the_environment_fingerprint_changes_with_the_environment_and_not_with_bytecode(tmp_path: Path) -> None:
+    from failres.engine.preflight_steps import environment_fingerprint
+
+    site = tmp_path / ".venv" / "lib" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "dep.py").write_text("VERSION = 1\n")
+    before = environment_fingerprint(tmp_path, (".venv",), None)
+    (site / "__pycache__").mkdir()
+    (site / "__pycache__" / "dep.cpython-311.pyc").write_bytes(b"cache")
+    assert environment_fingerprint(tmp_path, (".venv",), None) == before
+    (site / "other.py").write_text("NEW = 1\n")  # a package installed
+    assert environment_fingerprint(tmp_path, (".venv",), None) != before
