@@ -56,7 +56,7 @@ class Sizes:
     job_tasks: int = 8  # tasks of the --jobs row, each a seat of job_seconds
     job_seconds: float = 5.0
     remote_tasks: int = 12  # tasks of the --remote row, worked by one runner, then by three
-    loop_tasks: int = 3  # tasks of the one-task rows (per-task figures; a few for a steadier one)
+    loop_tasks: int = 6  # tasks of the one-task rows (per-task figures, after one warm-up task each side)
     loop_files: tuple[int, int] = (5_000, 50_000)  # the git/git-sized repository (with 1,000 refs), the large one
     import_lessons: int = 20_000
     world_tasks: int = 6  # tasks of the seat-world row, each one dispatch and one gate
@@ -256,8 +256,9 @@ def loop_rows(sizes: Sizes) -> list[Row]:
 
     rows = []
     for name, files, refs in ((ROWS[10], sizes.loop_files[0], 1_000), (ROWS[11], sizes.loop_files[1], 0)):
-        total, commands, floor, _cpu, _floor_cpu = bench_loop.measure(sizes.loop_tasks, files, refs)
-        rows.append(Row(name, f"run of a task, {files:,} files, {refs:,} refs (overhead per task)",
+        total, commands, floor, cpu, floor_cpu = bench_loop.measure(sizes.loop_tasks, files, refs)
+        rows.append(Row(name, f"run of a task, {files:,} files, {refs:,} refs (overhead per task; cpu "
+                              f"{ms(cpu)} vs {ms(floor_cpu)} = {ratio(cpu, floor_cpu)})",
                         ms(total - commands), f"worktree add+edit+commit+remove {ms(floor)}",
                         ratio(total - commands, floor)))
     return rows

@@ -38,6 +38,8 @@ class InitResult:
     other_branches: tuple[str, ...] = ()  # main or master, when the branch chosen is neither
     session_hooks: str | None = None  # the agent settings file holding the session hook (`--session-hooks`)
     session_hooks_changed: bool = False
+    gate_note: str = ""  # why the gate written is not the one guessed, or is a placeholder ("" when it runs)
+    gate_placeholder: bool = False
 
 
 def integration_note(result: InitResult) -> list[str]:
@@ -53,20 +55,22 @@ def integration_note(result: InitResult) -> list[str]:
 
 
 def starter_config(branch: str, agent: str | None = None, top_level_names: tuple[str, ...] = (),
-                   top: Path | None = None, learn_with_agent: bool = False) -> str:
+                   top: Path | None = None, learn_with_agent: bool = False, gate=None) -> str:
     """The configuration `init` writes: the detected integration branch, the rest commented.
 
     With an agent, its recipe follows (a gate guessed from the project's top-level
-    files, the binding, the seats), so the first `git failres run` works as written;
-    with `learn_with_agent`, the agent's print mode as learning's model too.
+    files and checked to run here, the binding, the seats), so the first `git failres run`
+    works as written; a gate nothing could be found for is marked as a placeholder. With
+    `learn_with_agent`, the agent's print mode as learning's model too.
     """
     template = files("failres").joinpath("data/starter.toml").read_text(encoding="utf-8")
     text = template.replace("{branch}", branch)
     if agent is None:
         return text
     heading = f"# ---- written by `git failres init --agent {agent}` ----"
-    gate = project_gate(top, top_level_names)
-    text = f"{text}\n{heading}\n\n{recipe_toml(agent, gate.command, gate.env)}"
+    chosen = gate if gate is not None else project_gate(top, top_level_names)
+    comment = f"PLACEHOLDER: {chosen.note}" if chosen.placeholder else chosen.note
+    text = f"{text}\n{heading}\n\n{recipe_toml(agent, chosen.guess.command, chosen.guess.env, comment)}"
     if learn_with_agent:
         from failres.agents.learning_recipes import learning_toml
 
@@ -75,7 +79,39 @@ def starter_config(branch: str, agent: str | None = None, top_level_names: tuple
 
 
 def project_gate(top: Path | None, names: tuple[str, ...]):
-    """The gate guessed from the project at `top` (`agents.gate_guess`)."""
+    """The gate guessed from the project at `top` (`agents.gate_guess`), checked to run here (a
+    `GateChoice`): its program found by the rule `run` uses, its interpreter holding pytest."""
+    from failres.agents.gate_guess import check_gate
+    from failres.agents.program_path import find_program
+
+    guess, read, packages = _guessed(top, names)
+    found = {}
+
+    def find(program: str) -> str | None:
+        if program not in found:
+            found[program] = find_program(program, top)
+        return found[program]
+
+    return check_gate(guess, names, read, find, lambda python, module: _has_module(find(python), module, top),
+                      packages)
+
+
+def _has_module(python: str | None, module: str, top: Path | None) -> bool:
+    """Whether that interpreter can import `module` (asked without importing it), run from the top."""
+    import subprocess
+
+    if python is None:
+        return False
+    ask = f"import importlib.util, sys; sys.exit(0 if importlib.util.find_spec({module!r}) else 1)"
+    try:
+        return subprocess.run([python, "-c", ask], cwd=top, stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=30, check=False).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def _guessed(top: Path | None, names: tuple[str, ...]):
+    """The plain guess, the reader of the top's files, and the packages under `src/`."""
     from failres.agents.gate_guess import guess_gate
 
     def read(name: str) -> str | None:
@@ -89,7 +125,7 @@ def project_gate(top: Path | None, names: tuple[str, ...]):
     if src is not None and src.is_dir():
         packages = tuple(p.name.removesuffix(".py") for p in src.iterdir()
                          if (p / "__init__.py").is_file() or (p.suffix == ".py" and p.is_file()))
-    return guess_gate(names, read, packages)
+    return guess_gate(names, read, packages), read, packages
 
 
 def check_agent(agent: str | None) -> None:
@@ -127,6 +163,12 @@ def next_steps(config_name: str, agent: str | None = None, plan_hint: str = "pla
         f"git failres run {plan_hint} --dry-run",
         f"run it: git failres run {plan_hint}; then git failres status, and git failres land SLUG TASK",
     )
+
+
+def preflight_offer(plan_hint: str = "plan.toml") -> str:
+    """The line `init` ends with: the one command that shows whether the gate runs, before any seat is paid."""
+    return (f"before the first run, see the gate judge the integration head (nothing is dispatched): "
+            f"git failres run {plan_hint} --dry-run --preflight")
 
 
 def current_branch(repo: pygit2.Repository) -> str:
@@ -191,6 +233,7 @@ def init_repository(top: Path, *, force: bool = False, hooks: bool = True, agent
                                    "prints every setting in force")
     path = top / CONFIG_FILE
     repo = pygit2.Repository(str(top))
+    gate = None  # the gate written and what init found of it, when it writes a recipe
     keep = path.exists() and not force
     if keep:
         # An existing file is the person's: keep it, but it must load before we build on it.
@@ -201,7 +244,8 @@ def init_repository(top: Path, *, force: bool = False, hooks: bool = True, agent
     else:
         names = tuple(sorted(entry.name for entry in top.iterdir())) if agent else ()
         branch = current_branch(repo)
-        text = full_config(branch) if full else starter_config(branch, agent, names, top, learn_with_agent)
+        gate = project_gate(top, names) if agent and not full else None
+        text = full_config(branch) if full else starter_config(branch, agent, names, top, learn_with_agent, gate)
         source = CONFIG_FILE
     config = parse_config(text, source)  # never write a file we could not load ourselves
     store = Store(repo, config.store.ref)
@@ -235,7 +279,8 @@ def init_repository(top: Path, *, force: bool = False, hooks: bool = True, agent
                    if name != chosen and chosen not in ("main", "master") and f"refs/heads/{name}" in repo.references)
     return InitResult(path, not keep, config.store.ref, str(tip), report, problem,
                       taking.remote if taking is not None else None, chosen, others,
-                      settings_plan.shown if settings_plan is not None else None, changed)
+                      settings_plan.shown if settings_plan is not None else None, changed,
+                      gate.note if gate is not None else "", bool(gate is not None and gate.placeholder))
 
 
 def learning_note(agent: str | None, learning_written: bool) -> str:

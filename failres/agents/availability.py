@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
+from failres.agents.program_path import not_found_detail, not_found_fix
+
 # How each recipe's program is installed for a person's own use (the packages tests/agents/
 # install pins), and how its login is made. The script recipe's program is the person's own.
 INSTALL: dict[str, str] = {
@@ -62,8 +64,9 @@ class AgentReadiness:
             if self.agent == "script":
                 return (f'the script binding\'s program "{self.program}" is not in this repository yet',
                         "write your agent there (it gets the prompt on stdin), or change [bindings.script] command")
-            return (f'{self.agent} is not installed here: "{self.program}" is not on PATH',
-                    f"install it: {self.install}; the configuration is written and works once it is")
+            # The same words as `doctor` and `run --dry-run` (`program_path`): one rule for where a program is.
+            return (f"{self.agent} is not installed here: {not_found_detail(self.program)}",
+                    f"{not_found_fix(self.program, self.install)}; the configuration is written and works once it is")
         if self.logged_in is False:
             check = " ".join(LOGIN_CHECK[self.agent])
             return (f"{self.agent} is installed ({self.path}) but not logged in: `{check}` says so",

@@ -23,7 +23,7 @@ import json
 import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 PYTEST: tuple[str, ...] = ("python3", "-m", "pytest", "-q")
 
@@ -108,3 +108,124 @@ def _pytest_sets_pythonpath(tool: dict, names: set[str], read: Reader) -> bool:
         if name in names and _INI_PYTHONPATH.search(read(name) or ""):
             return True
     return False
+
+
+# ---- whether the guess can run here ----
+#
+# A trial on a real src-layout project: `tox -q` guessed from its tox.ini, on a machine
+# without tox; the first run quarantined every task `gate-unavailable`. So `init` checks
+# the guess before it writes it: the program is found by the rule `run` uses
+# (`agents.program_path`), and a tox gate has an environment that runs the tests. When the
+# guess cannot run, the project's own virtualenv (or python3) with pytest in it is the
+# gate instead; failing that, the guess is written as a placeholder, marked as one.
+
+# Where a checkout's own interpreter usually is, as a path from the repository top.
+VENV_PYTHONS = (".venv/bin/python", "venv/bin/python")
+_TEST_ENV = re.compile(r"(?:^|[-_{,])(?:py(?:py)?[\d{.]*|tests?|unit|pytest)(?:$|[-_},])", re.IGNORECASE)
+_INI_ENVLIST = re.compile(r"^\s*env_?list\s*=\s*(.*(?:\n[ \t]+\S.*)*)", re.MULTILINE | re.IGNORECASE)
+
+# (program or path) -> where it is, or None; (interpreter, module) -> whether it has it.
+Finder = Callable[[str], "str | None"]
+HasModule = Callable[[str, str], bool]
+
+
+@dataclass(frozen=True)
+class GateChoice:
+    """The gate `init` writes, and what it says about it (one line, "" when the guess runs)."""
+
+    guess: GateGuess
+    note: str = ""
+    placeholder: bool = False  # nothing found that can run: the guess, marked for the person to replace
+
+
+def tox_envs(names: Iterable[str], read: Reader) -> tuple[str, ...] | None:
+    """The environments tox runs by default (`env_list`/`envlist` in tox.ini, `[tool.tox]` in
+    pyproject.toml, `[tox:tox]` in setup.cfg); None when none is declared (tox runs `py`)."""
+    names = set(names)
+    for name, section in (("tox.ini", "tox"), ("setup.cfg", "tox:tox")):
+        if name in names:
+            found = _ini_envlist(read(name) or "", section)
+            if found is not None:
+                return found
+    tool = _toml(read("pyproject.toml")).get("tool", {}) if "pyproject.toml" in names else {}
+    tox = tool.get("tox") if isinstance(tool, dict) else None
+    if isinstance(tox, dict):
+        listed = tox.get("env_list", tox.get("envlist"))
+        if isinstance(listed, list):
+            return tuple(str(env) for env in listed)
+        if isinstance(tox.get("legacy_tox_ini"), str):
+            return _ini_envlist(tox["legacy_tox_ini"], "tox")
+    return None
+
+
+def _ini_envlist(text: str, section: str) -> tuple[str, ...] | None:
+    body = re.split(r"^\[" + re.escape(section) + r"\]\s*$", text, maxsplit=1, flags=re.MULTILINE)
+    if len(body) < 2:
+        return None
+    own = re.split(r"^\[", body[1], maxsplit=1, flags=re.MULTILINE)[0]
+    found = _INI_ENVLIST.search(own)
+    if found is None:
+        return None
+    return tuple(env for env in re.split(r"[\s,]+(?![^{]*})", found.group(1).strip()) if env)
+
+
+def is_test_env(env: str) -> bool:
+    """Whether a tox environment runs tests by its name: `py`, `py311`, `py{310,311}-django`, `test`, `unit`."""
+    return bool(_TEST_ENV.search(env))
+
+
+def check_gate(guess: GateGuess, names: Iterable[str], read: Reader, find: Finder, has_module: HasModule,
+               src_packages: Iterable[str] = ()) -> GateChoice:
+    """The guess when it can run here; else a gate that can, or the guess marked as a placeholder."""
+    names = set(names)
+    python = bool(names & {"pyproject.toml", "setup.py", "setup.cfg", "tox.ini"})
+    venv = _pytest_in(VENV_PYTHONS, find, has_module) if python else None
+    if guess.command == PYTEST and venv is not None:
+        # The checkout's own virtualenv is what its people run the tests with; a bare python3
+        # would lack the project's dependencies even where it has pytest.
+        return GateChoice(replace(guess, command=(venv, *PYTEST[1:]), why=f"{_where(venv)}; {guess.why}"))
+    problem = _why_not(guess, names, read, find, has_module)
+    if problem is None:
+        return GateChoice(guess)
+    said = f"the gate guessed ({' '.join(guess.command)}: {guess.why or 'the default'}) cannot run here: {problem}"
+    interpreter = venv or (_pytest_in(("python3",), find, has_module) if python else None)
+    if interpreter is not None:
+        env = {"PYTHONPATH": "src"} if tuple(src_packages) and not _pytest_sets_pythonpath(
+            _toml(read("pyproject.toml")).get("tool", {}) if "pyproject.toml" in names else {}, names, read) else {}
+        command = (interpreter, *PYTEST[1:])
+        return GateChoice(GateGuess(command, env, why=_where(interpreter)),
+                          f"{said}; wrote {' '.join(command)} instead ({_where(interpreter)})")
+    return GateChoice(guess, f"{said}; nothing found that runs the tests ({_looked(python)}): the gate written is a "
+                             "placeholder, replace its command with your project's check", placeholder=True)
+
+
+def _looked(python: bool) -> str:
+    return f"no pytest in {', '.join(v.split('/bin/')[0] for v in VENV_PYTHONS)} or python3" if python else \
+        "not a Python project"
+
+
+def _pytest_in(interpreters: Iterable[str], find: Finder, has_module: HasModule) -> str | None:
+    return next((python for python in interpreters if find(python) is not None and has_module(python, "pytest")),
+                None)
+
+
+def _where(interpreter: str) -> str:
+    if "/" in interpreter:
+        return f"pytest is installed in {interpreter.split('/bin/')[0]}"
+    return f"{interpreter} on PATH has pytest"
+
+
+def _why_not(guess: GateGuess, names: set[str], read: Reader, find: Finder, has_module: HasModule) -> str | None:
+    from failres.agents.program_path import not_found_detail
+
+    program = guess.command[0]
+    if find(program) is None:
+        return not_found_detail(program)
+    module = next((b for a, b in zip(guess.command, guess.command[1:]) if a == "-m"), None)
+    if module is not None and not has_module(program, module):
+        return f"{program} has no module {module!r}"
+    if program == "tox":
+        envs = tox_envs(names, read)
+        if envs is not None and not any(is_test_env(env) for env in envs):
+            return f"tox's env_list ({', '.join(envs) or 'empty'}) has no environment that runs the tests"
+    return None

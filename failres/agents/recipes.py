@@ -26,6 +26,7 @@ Why the flags are what they are, in short (FACTS.md "Real agent CLIs" has the me
 from __future__ import annotations
 
 import json
+import textwrap
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePath
@@ -113,8 +114,12 @@ def _command_lines(key: str, pieces: Sequence[tuple[Sequence[str], str]]) -> lis
     return lines
 
 
-def _gate_lines(gate_command: Sequence[str], gate_env: Mapping[str, str] | None = None) -> list[str]:
+def _gate_lines(gate_command: Sequence[str], gate_env: Mapping[str, str] | None = None,
+                comment: str = "") -> list[str]:
+    # What `init` found of the guess (it could not run; a placeholder), wrapped as comment lines.
+    said = textwrap.wrap(comment, width=_COMMENT_COLUMN + 40, initial_indent="# ", subsequent_indent="#   ")
     lines = [
+        *said,
         "# The judge: exit 0 is green. Change the command to your project's own check.",
         "[gates.tests]",
         _commented(f"command = {_array(gate_command)}", ""),
@@ -233,7 +238,7 @@ def _script_lines() -> list[str]:
 
 
 def recipe_toml(agent: str, gate_command: Sequence[str] = DEFAULT_GATE,
-                gate_env: Mapping[str, str] | None = None) -> str:
+                gate_env: Mapping[str, str] | None = None, gate_comment: str = "") -> str:
     """The gate, binding and seats `init --agent AGENT` writes, as commented TOML.
 
     ValueError for an agent without a recipe (the caller names the choices).
@@ -247,5 +252,5 @@ def recipe_toml(agent: str, gate_command: Sequence[str] = DEFAULT_GATE,
         "aider": _aider_lines,
         "script": _script_lines,
     }[agent]()
-    sections = [_gate_lines(gate_command, gate_env), binding, _seat_lines(agent)]
+    sections = [_gate_lines(gate_command, gate_env, gate_comment), binding, _seat_lines(agent)]
     return "\n\n".join("\n".join(section) for section in sections) + "\n"

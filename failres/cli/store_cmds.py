@@ -35,7 +35,7 @@ def init(
     when no completion it reads is there yet: a venv or pipx install puts its copy where
     bash-completion before 2.12 does not look."""
     from failres.initialise import (check_agent, check_learn_with_agent, check_session_hooks, init_repository,
-                                    integration_note, learning_note, next_steps)
+                                    integration_note, learning_note, next_steps, preflight_offer)
 
     check_agent(agent)  # before anything is opened or written
     if session_hooks:
@@ -63,9 +63,13 @@ def init(
         "integrationBranch": result.integration_branch,
         "sessionHooks": None if result.session_hooks is None else {
             "file": result.session_hooks, "changed": result.session_hooks_changed},
+        "gateNote": result.gate_note or None,
+        "gatePlaceholder": result.gate_placeholder,
+        "preflight": preflight_offer(),
     }
     if json_out:
         emit_json(document)
+        _warn_gate(result)
         _warn_unready(readiness)
         return
     out = console()
@@ -100,7 +104,15 @@ def init(
     out.print("\nnext:", markup=False)
     for number, step in enumerate(steps, 1):
         out.print(f"  {number}. {step}", markup=False)
+    out.print(preflight_offer(), markup=False)
+    _warn_gate(result)
     _warn_unready(readiness)
+
+
+def _warn_gate(result) -> None:
+    """The one line on the gate written, when it is not the guess as it stood: on stderr, beside the agent's."""
+    if result.gate_note:
+        err_console().print(f"{'warning' if result.gate_placeholder else 'note'}: {result.gate_note}", markup=False)
 
 
 def _agent_readiness(agent: str | None, top):

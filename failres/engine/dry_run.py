@@ -109,6 +109,8 @@ def _bindings_identity(config: Config) -> dict[str, str]:
 
 
 def _program_problems(config: Config, gates: set[str], found: Callable[[str], bool], patch: bool) -> list[Problem]:
+    from failres.agents.program_path import missing_program
+
     problems = []
     seats = ("fixer",) if patch else ("implementer", "fixer")
     for seat in seats:
@@ -121,12 +123,11 @@ def _program_problems(config: Config, gates: set[str], found: Callable[[str], bo
 
             install = install_hint(program)
             problems.append(Problem("error", f"binding {name}",
-                                    f'the {seat} seat\'s program "{program}" cannot be found (PATH, or the path '
-                                    "from the repository top)" + (f"; install it: {install}" if install else "")))
+                                    f"the {seat} seat's program {missing_program(program, install)}"))
     for gate in sorted(gates):
         program = config.gates[gate].command[0]
         if not found(program):
-            problems.append(Problem("error", f"gate {gate}", f'its program "{program}" cannot be found'))
+            problems.append(Problem("error", f"gate {gate}", f"its program {missing_program(program)}"))
     return problems
 
 
@@ -205,17 +206,11 @@ def check_plan(plan: Plan, config: Config, facts: RepoFacts, *, task_ids: Sequen
 def program_finder(top) -> Callable[[str], bool]:
     """Whether a command's program can be started: on PATH, or a path from the repository top
     (seats and worktree gates run in a checkout of the same tree)."""
-    import os
-    import shutil
     from pathlib import Path
 
-    def found(program: str) -> bool:
-        if "/" in program:
-            path = Path(program) if os.path.isabs(program) else Path(top) / program
-            return path.is_file() and os.access(path, os.X_OK)
-        return shutil.which(program) is not None
+    from failres.agents.program_path import find_program
 
-    return found
+    return lambda program: find_program(program, Path(top)) is not None
 
 
 def read_repo_facts(top, repo, store, config: Config, plan: Plan) -> RepoFacts:

@@ -35,6 +35,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from failres.agents.program_path import not_found_fix
+
 GREEN = "green"
 RED = "red"
 UNAVAILABLE = "unavailable"
@@ -113,7 +115,7 @@ def judge_at_head(run: HeadRun, allow: Sequence[str], *, in_scope) -> HeadVerdic
             return HeadVerdict(RED)
         return HeadVerdict(UNAVAILABLE, f'gate {run.gate} cannot run at the integration head: "{missing}" was not '
                                         "found (exit 127)",
-                           f"install {missing} where the gate runs (PATH), or fix {config}")
+                           f"in {config}: {not_found_fix(missing)}")
     if run.exit_code == 126:
         return HeadVerdict(UNAVAILABLE, f"gate {run.gate} cannot run at the integration head: a program it starts is "
                                         "not executable (exit 126)",

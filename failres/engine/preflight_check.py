@@ -51,6 +51,7 @@ def preflight_tasks(engine: Engine, plan: Plan, task_ids) -> list[TaskPreflight]
             continue
         run.prepare(read_journal(engine.store, plan.slug).for_task(task.id))
         run.past_events = ()  # always run it: the point is to see what the gate says now
+        run.reuse_head_verdicts = False
         name = f"{task.id}.preflight"
         run.workspace = Workspace.create(path=engine.worktree_root() / plan.slug / name, git_dir=engine.git_dir,
                                          state_dir=engine.git_dir / "failres" / "workspaces" / plan.slug / name,

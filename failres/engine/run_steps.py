@@ -23,8 +23,7 @@ from failres.engine.runtime import GateOutcome, PublishRefused, TaskOutcome
 from failres.engine.gates import GateRun, gate_env, run_gate_process, run_setup
 from failres.engine.seats import seat_env, seat_values
 from failres.hostside.probe import probe_until_healthy
-from failres.engine import state
-from failres.engine.preflight import GREEN, RED, UNAVAILABLE, HeadRun, HeadVerdict, judge_at_head, setup_failed_verdict
+from failres.engine.preflight import UNAVAILABLE, setup_failed_verdict
 from failres.engine.taxonomy import (
     GATE_NOT_GREEN_AFTER_FIXER,
     GATE_UNAVAILABLE,
@@ -43,11 +42,11 @@ NO_CHANGE = "no change was needed: the gate is green at the start"
 log = logging.getLogger("failres.loop")
 
 
-from failres.engine.run_context import RunContext
+from failres.engine.preflight_steps import PreflightSteps
 from lessons.failpoints import failpoint
 
 
-class RunSteps(RunContext):
+class RunSteps(PreflightSteps):
     """A run's steps after (or beside) its dispatches."""
 
     def run_setup(self) -> Failure | None:
@@ -201,7 +200,22 @@ class RunSteps(RunContext):
         except ValueError:
             return None
         cwd = str(self.engine.top if gate.cwd == "repo" or self.world is not None else self.workspace_path)
+        if self.world is None and argv and cwd != str(self.engine.top):
+            argv[0] = self.environment_program(argv[0])
         return JudgeInvocation(tuple(argv), cwd)
+
+    def environment_program(self, program: str) -> str:
+        """Without a world, a gate program named from the repository top inside an environment dir
+        (`.venv/bin/python`, which `init` writes) is the person's, as the world shows it at the top:
+        the workspace has no `.venv/` of its own, and the redirect leads its imports to the workspace."""
+        from failres.sandbox.environment import environment_dirs
+
+        if "/" not in program or os.path.isabs(program) or (self.workspace_path / program).exists():
+            return program
+        first = Path(program).parts[0]
+        if first in environment_dirs(self.config, self.engine.top) and (self.engine.top / program).is_file():
+            return str(self.engine.top / program)
+        return program
 
     def run_gate(self, mode: str, attempt: int, *, preflight: bool = False) -> GateOutcome:
         gate = self.config.gates[self.gate_name]
@@ -246,9 +260,7 @@ class RunSteps(RunContext):
             verdict = self.head_verdict(judge, result)
             unavailable = verdict.message if verdict.kind == UNAVAILABLE else None
             outcome = GateOutcome(passed, result.timed_out, result.exit_code, result.text, self.gate_name)
-            extra = {"preflight": True, "verdict": verdict.kind, "intHead": self.int_head,
-                     "gateKey": state.key_of(list(gate.command)), "summary": outcome.summary,
-                     **({"cause": verdict.message} if unavailable else {})}
+            extra = {**self.preflight_fields(verdict), "summary": outcome.summary}
         self.journal("gate-result", gate=self.gate_name, passed=passed, exitCode=result.exit_code,
                      timedOut=result.timed_out, durationMs=int(result.duration * 1000), mode=mode, attempt=attempt,
                      unavailable=result.not_found or bool(preflight and unavailable), **extra)
@@ -291,58 +303,6 @@ class RunSteps(RunContext):
         why = canary(self.redirect, env=self.gate_environment(self.values("implement", 1), gate),
                      workspace=self.workspace_path)
         return None if why is None else Failure(GATE_UNAVAILABLE, refusal_message(self.gate_name, why))
-
-    def head_verdict(self, judge: JudgeInvocation, result) -> HeadVerdict:
-        from failres.gitops.scope import match_scope
-
-        def in_scope(path: str) -> bool:
-            return bool(match_scope([path], self.allow, self.config.scope.protected)[0])
-
-        from failres.engine.preflight import module_paths, pytest_table, unimportable_modules
-
-        src = self.workspace.path / "src"
-        packages = tuple(sorted(p.name.removesuffix(".py") for p in src.iterdir())) if src.is_dir() else ()
-        # Read from the person's checkout and the workspace as the head made it: no seat has run yet.
-        candidates = {path for module in unimportable_modules(result.text) for path in module_paths(module)}
-        generated = tuple(sorted(path for path in candidates if (self.engine.top / path).is_file()
-                                 and not (self.workspace.path / path).exists()))
-        gate = self.config.gates[self.gate_name]
-        pyproject = self.workspace.path / "pyproject.toml"  # as the head has it: no seat has run yet
-        return judge_at_head(HeadRun(self.gate_name, tuple(judge.argv), result.exit_code, result.not_found,
-                                     result.timed_out, result.text, str(self.workspace.path), packages,
-                                     generated=generated, pythonpath=str(gate.env.get("PYTHONPATH", "")),
-                                     pytest_table=pytest_table(pyproject.read_text(encoding="utf-8", errors="replace")
-                                                               if pyproject.is_file() else "")),
-                             self.allow, in_scope=in_scope)
-
-    def run_preflight(self) -> Failure | None:
-        """The gate once at the integration head, before the first dispatch (see `preflight`).
-
-        A run at the same head with the same gate command that already said green or red
-        is not repeated: its summary is what the fixer's prompt quotes.
-        """
-        gate = self.config.gates[self.gate_name]
-        if not gate.preflight:
-            return None
-        key = state.key_of(list(gate.command))
-        for event in reversed(self.past_events):
-            if (event.get("type") == "gate-result" and event.get("preflight") and event.get("intHead") == self.int_head
-                    and event.get("gateKey") == key and event.get("verdict") in (GREEN, RED)):
-                self.head_said = str(event.get("summary") or "")
-                self.head_green = event.get("verdict") == GREEN
-                return None
-        self.step("preflight")
-        failpoint("preflight")
-        outcome = self.run_gate("implement", 0, preflight=True)
-        if outcome.tampered:
-            return Failure(SEAT_TAMPER, outcome.tampered)
-        if outcome.refused is not None:
-            return outcome.refused
-        if outcome.unavailable:
-            return Failure(GATE_UNAVAILABLE, outcome.unavailable)
-        self.head_said = outcome.summary
-        self.head_green = outcome.passed
-        return None
 
     def commit_green(self) -> TaskOutcome:
         self.step("commit")

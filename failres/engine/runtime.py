@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,18 @@ class ClaimSeam(Protocol):
         """The commit the task starts from when it is not the local integration head; None: that head."""
 
 
+class PreflightLocks:
+    """A lock per preflight key, made on first use."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+
+    def of(self, key: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(key, threading.Lock())
+
+
 @dataclass
 class Engine:
     """What a run needs from the outside world, passed in so tests and the demo can vary it."""
@@ -64,6 +77,10 @@ class Engine:
     # Set by `run --remote` (failres.remote): whether this runner still holds each task, and the
     # push that publishes a commit; None for a run on this machine alone.
     claims: ClaimSeam | None = None
+    # One lock per preflight key, shared by a --jobs run's threads (`fork_engine` copies the
+    # engine, not this): tasks at the same key wait for the first one's verdict instead of
+    # running the same suite at once (`engine.preflight_steps`).
+    preflight_locks: PreflightLocks = field(default_factory=lambda: PreflightLocks())
 
     @property
     def git_dir(self) -> Path:

@@ -1,41 +1,35 @@
 """`git failres doctor`: what this machine gives failres, one line each, with a fix.
 
 A person setting failres up (or wondering why a run warned) wants one screen that
-says: is there a seat world here and if not why, are git and Python new enough, and
-can each configured agent start and is it logged in. Every check only looks — it
-starts no agent and writes nothing — so it is safe to run anywhere, inside a
+says: is there a seat world here and if not why, are git and Python new enough, can
+each configured agent start and is it logged in, and can each gate's program be found.
+Every check only looks, or runs what the person configured to be asked (a binding's
+`health`, with a timeout), and writes nothing, so it is safe to run anywhere, inside a
 repository or not.
+
+Its exit status is the answer scripts read: a trial run printed "no" for the agent and
+exited 0, so a setup script went on to a run that could not dispatch. So every line is
+*needed* or not (a missing world is a "no" that matters only where `[sandbox] mode =
+"required"`), and doctor exits 1 when a needed line says "no" (`DoctorReport.usable`).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from failres.agents.keys import AGENT_KEYS
+from failres.agents.program_path import find_program, is_templated, not_found_detail, not_found_fix
 from failres.config.model import Config
+from failres.sandbox.doctor_configured import Check, GateCheck, HealthRun, gate_check, run_health
 from failres.sandbox.probe import machine_sandbox
 
 MIN_PYTHON = (3, 11)
 MIN_GIT = (2, 31)
-
-
-@dataclass(frozen=True)
-class Check:
-    """One line of the report."""
-
-    name: str
-    ok: bool
-    detail: str
-    fix: str = ""
-
-    def as_json(self) -> dict:
-        return {"name": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix or None}
 
 
 @dataclass(frozen=True)
@@ -46,15 +40,26 @@ class AgentCheck:
     logged_in: bool | None  # None: failres cannot tell for this program
     login: str
     fix: str
+    health: HealthRun | None = None  # the binding's `health` command, run; None where it has none
+
+    @property
+    def usable(self) -> bool:
+        """Found, and logged in as far as failres can tell; a health command that was run decides the login."""
+        if self.path is None:
+            return False
+        if self.health is not None and self.health.passed is not None:
+            return self.health.passed
+        return self.logged_in is not False
 
     def line(self) -> Check:
-        ok = self.path is not None and self.logged_in is not False
-        where = f"{self.path}" if self.path else f"{self.program} is not on PATH"
-        return Check(f"agent {self.binding}", ok, f"{where}; {self.login}", self.fix)
+        where = f"{self.path}" if self.path else not_found_detail(self.program)
+        said = f"; {self.health.detail}" if self.health is not None else ""
+        return Check(f"agent {self.binding}", self.usable, f"{where}; {self.login}{said}", self.fix)
 
     def as_json(self) -> dict:
         return {"binding": self.binding, "program": self.program, "onPath": self.path is not None,
-                "path": self.path, "loggedIn": self.logged_in, "login": self.login, "fix": self.fix or None}
+                "path": self.path, "loggedIn": self.logged_in, "login": self.login, "fix": self.fix or None,
+                "health": None if self.health is None else self.health.as_json(), "usable": self.usable}
 
 
 @dataclass(frozen=True)
@@ -64,23 +69,33 @@ class DoctorReport:
     sandbox: dict
     git: str
     python: str
+    gates: tuple[GateCheck, ...] = ()
 
     def lines(self) -> list[Check]:
-        return [*self.checks, *(agent.line() for agent in self.agents)]
+        return [*self.checks, *(agent.line() for agent in self.agents), *(gate.line() for gate in self.gates)]
+
+    @property
+    def usable(self) -> bool:
+        """Whether everything configured can be used here: no needed line says "no"."""
+        return all(check.ok or not check.needed for check in self.lines())
 
     def document(self) -> dict:
         return {"sandbox": self.sandbox, "git": {"version": self.git}, "python": {"version": self.python,
                                                                                 "executable": sys.executable},
-                "agents": [a.as_json() for a in self.agents], "checks": [c.as_json() for c in self.lines()]}
+                "agents": [a.as_json() for a in self.agents], "gates": [g.as_json() for g in self.gates],
+                "usable": self.usable, "checks": [c.as_json() for c in self.lines()]}
 
 
-def doctor_report(config: Config | None, environ: Mapping[str, str]) -> DoctorReport:
+def doctor_report(config: Config | None, environ: Mapping[str, str], top: Path | None = None) -> DoctorReport:
     found = machine_sandbox()
-    checks = [Check("sandbox", found.available, found.why if found.available else f"no seat world: {found.why}",
-                    found.fix)]
+    required = config is not None and config.sandbox.mode == "required"
+    why = found.why if found.available else f"no seat world: {found.why}"
+    if required and not found.available:
+        why += ' ([sandbox] mode = "required": every run is refused until there is one)'
+    checks = [Check("sandbox", found.available, why, found.fix, needed=required)]
     if config is not None and config.sandbox.mode == "off":
         checks[0] = Check("sandbox", found.available, f"{checks[0].detail} ([sandbox] mode = \"off\" here)",
-                          'set [sandbox] mode = "auto" to use it' if found.available else found.fix)
+                          'set [sandbox] mode = "auto" to use it' if found.available else found.fix, needed=False)
     git_version = _git_version()
     git_ok = git_version is not None and _numbers(git_version) >= MIN_GIT
     checks.append(Check("git", git_ok, git_version or "git is not on PATH",
@@ -92,10 +107,11 @@ def doctor_report(config: Config | None, environ: Mapping[str, str]) -> DoctorRe
     if config is None:
         checks.append(Check("config", True, "not in a repository with .failres.toml: no agents to check "
                             "(`git failres init --agent claude|codex|aider` writes one)"))
-    agents = tuple(_agent_check(name, binding.command, binding.env, environ)
+    agents = tuple(_agent_check(name, binding.command, binding.env, environ, top, binding.health)
                    for name, binding in (config.bindings.items() if config is not None else ()))
-    checks += apparmor_userns_checks(found, read_apparmor_userns())
-    return DoctorReport(tuple(checks), agents, found.as_json(), git_version or "", python_version)
+    checks += [replace(check, needed=required) for check in apparmor_userns_checks(found, read_apparmor_userns())]
+    gates = tuple(gate_check(gate, top, environ) for gate in (config.gates.values() if config is not None else ()))
+    return DoctorReport(tuple(checks), agents, found.as_json(), git_version or "", python_version, gates)
 
 
 def _git_version() -> str | None:
@@ -129,21 +145,24 @@ _LOGIN_HINT = {
 
 
 def _agent_check(name: str, command: tuple[str, ...], env: Mapping[str, str],
-                 environ: Mapping[str, str]) -> AgentCheck:
+                 environ: Mapping[str, str], top: Path | None = None, health: tuple[str, ...] = ()) -> AgentCheck:
     program = command[0] if command else ""
     path = None
-    if program and "{" not in program:
-        path = shutil.which(program, path=environ.get("PATH")) if os.sep not in program else (
-            program if os.access(program, os.X_OK) else None)
+    if program and not is_templated(program):
+        path = find_program(program, top, environ.get("PATH", os.defpath))
+    probe = run_health(health, env, environ, top) if path is not None and health else None
     agent = next((a for a in _INSTALL if a in Path(program).name), None)
     if agent is None:
-        return AgentCheck(name, program, path, None, "login not checked (not a known agent CLI)",
-                          "" if path else f"put {program} on PATH or name it by absolute path")
-    fix = "" if path else f"install it: {_INSTALL[agent]}"
+        fix = "" if path else not_found_fix(program)
+        if probe is not None and probe.passed is False:
+            fix = f"run `{' '.join(health)}` by hand and fix what it says"
+        return AgentCheck(name, program, path, None, "login not checked (not a known agent CLI)", fix, probe)
+    fix = "" if path else not_found_fix(program, _INSTALL[agent])
     logged_in, login = _login(agent, command, env, environ)
-    if not logged_in and not fix:
+    failed = probe.passed is False if probe is not None else not logged_in
+    if failed and not fix:
         fix = _LOGIN_HINT[agent]
-    return AgentCheck(name, program, path, logged_in, login, fix)
+    return AgentCheck(name, program, path, logged_in, login, fix, probe)
 
 
 def _login(agent: str, command: tuple[str, ...], env: Mapping[str, str],

@@ -42,12 +42,13 @@ def test_an_agent_not_on_path_is_named_with_its_install_line_and_the_config_is_w
     assert document["agent"] == {"agent": agent, "program": agent, "path": None, "loggedIn": None, "ready": False,
                                  "install": install}
     assert err == [f'warning: {agent} is not installed here: "{agent}" is not on PATH',
-                   f"hint: install it: {install}; the configuration is written and works once it is"]
+                   f"hint: install it: {install}; or name it in the command as a program on PATH, or a path from "
+                   "the repository top; the configuration is written and works once it is"]
     (plain_repo / "plan.toml").write_text(PLAN)
     dry = run_failres(plain_repo, "run", "plan.toml", "--dry-run", env=env_with(BARE_PATH))
     assert dry.returncode == 2
-    assert f'the implementer seat\'s program "{agent}" cannot be found (PATH, or the path from the repository ' \
-           f"top); install it: {install}" in dry.stdout + dry.stderr
+    assert f'the implementer seat\'s program "{agent}" cannot be found: install it: {install}; or name it in the ' \
+           "command as a program on PATH, or a path from the repository top" in dry.stdout + dry.stderr
 
 
 def test_the_people_output_ends_with_what_is_missing(plain_repo: Path) -> None:

@@ -148,7 +148,9 @@ def test_a_dry_run_names_every_problem_and_exits_2(tmp_path: Path) -> None:
     proc = run_failres(project.top, "run", str(plan), "--dry-run")
     assert proc.returncode == 2
     lines = proc.stdout.splitlines()
-    assert 'error: gate check: its program "no-such-agent-xyz" cannot be found' in lines
+    assert ('error: gate check: its program "no-such-agent-xyz" cannot be found: name it in the command as a '
+            'program on PATH, or a path from the repository top (e.g. "no-such-agent-xyz", '
+            '".venv/bin/no-such-agent-xyz")') in lines
     assert ('error: task t1: its scope entry "src/calc.py" is protected (scope.protected): no seat may touch it'
             in lines)
     assert 'warning: task t1: "src/new_module.py" matches no file at main (fine if the task creates it)' in lines
