@@ -27,7 +27,7 @@ from failres.gitops.git import first_error_line, try_git
 from failres.journal import list_slugs, read_journal
 from failres.remote.claims import Claim
 from failres.remote.holder import utc_now
-from failres.remote.transport import RemoteClaims, fetch_claims
+from failres.remote.transport import DEFAULT_BRANCHES, RemoteClaims, fetch_claims
 from failres.remote.sync import check_remote
 from lessons.storage.store import Store
 
@@ -52,14 +52,17 @@ def claim_state(journal_state: str, claim: Claim | None, lease_left: float | Non
 UNTRUSTED = "a committed claim without its task branch on the remote: not trusted"
 
 
-def _untrusted(top: Path, remote: str, claims: dict[tuple[str, str], Claim]) -> set[tuple[str, str]]:
-    """The (slug, task) whose committed claim names a commit the remote's task branch does not."""
+def _untrusted(top: Path, remote: str, claims: dict[tuple[str, str], Claim],
+               branches: str = DEFAULT_BRANCHES) -> set[tuple[str, str]]:
+    """The (slug, task) whose committed claim names a commit the remote's task branch
+    (`<branches>/<slug>/<task>`) does not."""
     committed = {key: claim for key, claim in claims.items() if claim.state == "committed"}
     if not committed:
         return set()
-    tips = RemoteClaims(top, remote, "").remote_tips("refs/heads/failres/")  # Unreachable is a GitError
+    prefix = f"{branches.rstrip('/')}/"
+    tips = RemoteClaims(top, remote, "").remote_tips(prefix)  # Unreachable is a GitError
     return {(slug, task) for (slug, task), claim in committed.items()
-            if not claim.commit or tips.get(f"refs/heads/failres/{slug}/{task}") != claim.commit}
+            if not claim.commit or tips.get(f"{prefix}{slug}/{task}") != claim.commit}
 
 
 def _remote_store(top: Path, remote: str, ref: str) -> Store | None:
@@ -79,12 +82,14 @@ def _remote_store(top: Path, remote: str, ref: str) -> Store | None:
     return Store(pygit2.Repository(str(top)), tracking)
 
 
-def remote_statuses(top: Path, store_ref: str, remote: str, slug: str | None = None) -> list[dict]:
-    """One row per task the remote knows (its journal or its claims), sorted by slug then task."""
+def remote_statuses(top: Path, store_ref: str, remote: str, slug: str | None = None, *,
+                    branches: str = DEFAULT_BRANCHES) -> list[dict]:
+    """One row per task the remote knows (its journal or its claims), sorted by slug then task;
+    `branches`: where the runners push task branches (`[remote] branches`)."""
     check_remote(pygit2.Repository(str(top)), remote)
     claims = fetch_claims(top, remote, slug or "")
     store = _remote_store(top, remote, store_ref)
-    untrusted = _untrusted(top, remote, claims)
+    untrusted = _untrusted(top, remote, claims, branches)
     slugs = {slug} if slug else set(list_slugs(store) if store is not None else []) | {s for s, _ in claims}
     now = utc_now()
     rows = []
