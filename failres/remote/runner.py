@@ -20,6 +20,8 @@ The loop, until nothing is left for this runner:
    `store_flush`: one push per runner per interval, whatever the number of tasks), so
    every runner's journal and lessons meet on the remote; wait for a task to end or for
    the next poll (longer and jittered while there is nothing to claim), and go back to 1.
+   A task the store says landed is done whatever the remote holds of it: `gc --remote`
+   removes a landed task's claim and branch.
    The run's last sync is tried until it lands.
 
 Every task of the plan is journaled as planned before the first sync, so `status
@@ -206,6 +208,12 @@ class RemoteRun:
             if task.id in outcomes or task.id in running:
                 continue
             claim = claims.get(task.id)
+            gone = claim is None or (claim.state == "committed" and not self.behind.get(claim.oid, True))
+            if gone and state.task_state(journal.for_task(task.id)) == "landed":
+                # Landed (the store says so), and `gc --remote` may have removed its claim and its
+                # branch since: without this, a task with no claim would be claimed and run again.
+                outcomes[task.id] = TaskOutcome(self.plan.slug, task.id, "landed", skipped=True, message="landed")
+                continue
             seen_since = self.seen.get(task.id, ("", now))[1]
             behind = claim is None or self.behind.get(claim.oid, True)
             verdict = claim_verdict(claim, unchanged_for=now - seen_since, lease=self.lease, run=self.run_id,
