@@ -83,18 +83,6 @@ class RemoteGcResult:
                 "items": [item.document() for item in self.removed], "kept": [item.document() for item in self.kept]}
 
 
-def _ls_remote(top: Path, remote: str, *patterns: str) -> dict[str, str]:
-    done = try_git(top, ["ls-remote", remote, *patterns])
-    if done.returncode != 0:
-        msg = f"git ls-remote {remote} failed: {first_error_line(done.stderr)}"
-        raise GitError(msg, hint="check the remote with `git remote -v`; nothing was removed")
-    listed = {}
-    for line in done.stdout.decode("utf-8", "replace").splitlines():
-        oid, _, name = line.partition("\t")
-        listed[name.strip()] = oid.strip()
-    return listed
-
-
 def _by_task(listed: Mapping[str, str], prefix: str) -> dict[tuple[str, str], str]:
     found = {}
     for name, oid in listed.items():
@@ -122,8 +110,9 @@ def collect_remote_garbage(top: Path, store_ref: str, remote: str, *, integratio
                 if task_state(journal.for_task(task)) == "landed":
                     landed.add((slug, task))
     claims = fetch_claims(top, remote, "")
-    tips = _by_task(_ls_remote(top, remote, f"{prefix}*"), prefix)
-    head = RemoteClaims(top, remote, "").fetch_tip(f"refs/heads/{integration}")
+    looked = RemoteClaims(top, remote, "")
+    tips = _by_task(looked.remote_tips(prefix), prefix)  # Unreachable is a GitError: nothing removed
+    head = looked.fetch_tip(f"refs/heads/{integration}")
     repo = pygit2.Repository(str(top))
 
     def merged(tip: str) -> bool:
