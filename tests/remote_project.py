@@ -37,9 +37,10 @@ pathlib.Path("src", task + ".py").write_text("DONE = " + repr(task) + "\\n")
 
 
 def make_remote(tmp_path: Path, tasks: list[str], *, lease: str = "3s", victim: str = "",
-                seconds: float = 0.0, go: bool = False) -> tuple[Path, Path, Path]:
+                seconds: float = 0.0, go: bool = False, branches: str = "") -> tuple[Path, Path, Path]:
     """(bare remote, plan file, dispatch log): the remote holds a project whose store exists.
-    `go`: each seat waits for the file `go` beside the log before it finishes."""
+    `go`: each seat waits for the file `go` beside the log before it finishes; `branches`: the
+    project's `[remote] branches`."""
     agents = tmp_path / "agents"
     agents.mkdir()
     log = agents / "dispatches.txt"
@@ -58,6 +59,7 @@ def make_remote(tmp_path: Path, tasks: list[str], *, lease: str = "3s", victim: 
         # The seat counts its dispatches beside itself: in the seat world, the one place outside
         # its workspace its binding lets it write.
         f"write = {json.dumps([str(agents)])}", 'timeout = "180s"', "[seats]", 'implementer = "impl"', "[remote]", f'lease = "{lease}"',
+        *([f'branches = "{branches}"'] if branches else []),
     ]
     (seed / ".failres.toml").write_text("\n".join(config) + "\n")
     git(seed, "add", ".")

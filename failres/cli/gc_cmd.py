@@ -10,7 +10,8 @@ from failres.clidoc.model import HOUSEKEEPING
 
 _NOUNS = {"branch": ("merged task branch", "merged task branches"), "workspace": ("workspace", "workspaces"),
           "snapshot": ("snapshot ref", "snapshot refs"), "stale-record": ("stale workspace record",
-                                                                         "stale workspace records")}
+                                                                         "stale workspace records"),
+          "claim": ("claim ref", "claim refs")}
 
 
 def summary(counts: dict[str, int], dry_run: bool) -> str:
@@ -23,15 +24,24 @@ def summary(counts: dict[str, int], dry_run: bool) -> str:
 def gc(
     dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be removed; remove nothing."),
     json_out: bool = typer.Option(False, "--json", help="Print what was (or would be) removed as JSON."),
+    remote: str = typer.Option("", "--remote", metavar="REMOTE",
+                               help="Remove landed tasks' branches and claims from REMOTE instead (refs only)."),
 ) -> None:
     """Remove what landed tasks no longer need: merged task branches, their workspaces, old snapshot refs."""
     from failres.cli.policy_cmds import current_policy
     from failres.landing.gc import collect_garbage
 
     ctx = open_context()
-    policy = current_policy(ctx)
-    result = collect_garbage(ctx.top, ctx.repo, ctx.store, ctx.config.integration.branch,
-                             policy.snapshot_retention_days, dry_run=dry_run)
+    if remote:
+        from failres.remote.remote_gc import collect_remote_garbage
+
+        result = collect_remote_garbage(ctx.top, ctx.config.store.ref, remote,
+                                        integration=ctx.config.integration.branch,
+                                        branches=ctx.config.remote.branches, dry_run=dry_run)
+    else:
+        policy = current_policy(ctx)
+        result = collect_garbage(ctx.top, ctx.repo, ctx.store, ctx.config.integration.branch,
+                                 policy.snapshot_retention_days, dry_run=dry_run)
     if json_out:
         emit_json(result.document())
         return

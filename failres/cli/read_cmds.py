@@ -74,7 +74,7 @@ def status_command(slug: str | None, json_out: bool, remote: str | None) -> None
 def _remote_status(ctx, slug: str | None, remote: str, json_out: bool) -> None:
     from failres.remote.view import remote_statuses
 
-    rows = remote_statuses(ctx.top, ctx.config.store.ref, remote, slug)
+    rows = remote_statuses(ctx.top, ctx.config.store.ref, remote, slug, branches=ctx.config.remote.branches)
     if json_out:
         emit_json(rows)
         return

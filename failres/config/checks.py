@@ -64,6 +64,21 @@ def store_ref_problem(ref: str) -> str | None:
     return ref_name_problem(ref)
 
 
+# Where `run --remote` may not keep task branches: refs failres (or git) writes for other things.
+_NOT_FOR_TASK_BRANCHES = ("refs/failres/claims", "refs/failres/store", "refs/failres/snapshots", "refs/remotes",
+                          "refs/tags")
+
+
+def task_branches_problem(prefix: str) -> str | None:
+    """Why `[remote] branches` cannot hold task branches (`<prefix>/<slug>/<task>` on the remote), or None."""
+    if not prefix.startswith("refs/") or prefix.count("/") < 1 or prefix == "refs/":
+        return f'must be a ref prefix under "refs/" (such as "refs/failres/tasks"), got "{prefix}"'
+    for reserved in _NOT_FOR_TASK_BRANCHES:
+        if prefix == reserved or prefix.startswith(reserved + "/") or reserved.startswith(prefix + "/"):
+            return f'"{prefix}" overlaps "{reserved}", where other refs are kept'
+    return ref_name_problem(prefix)
+
+
 def remote_problem(remote: str) -> str | None:
     # A leading "-" would reach `git fetch` as an option rather than a remote name.
     if remote.startswith("-") or any(char.isspace() for char in remote):

@@ -47,6 +47,7 @@ from failres.config.checks import (
     ref_name_problem,
     remote_problem,
     store_ref_problem,
+    task_branches_problem,
     workspace_dir_problem,
 )
 from failres.config.knowledge import LearningConfig, PolicyConfig, PolicySection
@@ -167,6 +168,10 @@ class RemoteConfig:
     # A claim not renewed within this long is another runner's to take: short enough that a
     # dead runner's task is not lost for long, long enough that a slow push never loses a live one.
     lease: float = setting(120.0, kind=Duration())
+    # Where task branches are pushed (`<branches>/<slug>/<task>`): under refs/heads they land in
+    # every person's `git fetch`, ten thousand of them for a large plan; "refs/failres/tasks" keeps
+    # them out of it. This clone's own task branches stay `refs/heads/failres/<slug>/<task>`.
+    branches: str = setting("refs/heads/failres", kind=Text(check=task_branches_problem))
 
 
 @record

@@ -83,7 +83,8 @@ def land_task(top: Path, repo: pygit2.Repository, config: Config, store: Store, 
     branch = config.integration.branch
     theirs = _resolve(repo, f"refs/heads/{task_branch(slug, task)}")
     ours = _resolve(repo, f"refs/heads/{branch}")
-    if theirs is None and fetch_committed_branch(top, repo, task_branch(slug, task), state.last_commit(events)):
+    if theirs is None and fetch_committed_branch(top, repo, task_branch(slug, task), state.last_commit(events),
+                                                 remote_branches=config.remote.branches):
         theirs = _resolve(repo, f"refs/heads/{task_branch(slug, task)}")
     if theirs is None:
         msg = f"branch {task_branch(slug, task)} does not exist"
@@ -120,9 +121,11 @@ def land_task(top: Path, repo: pygit2.Repository, config: Config, store: Store, 
     return LandResult(slug, task, branch, merge, int_head, how, stamp)
 
 
-def fetch_committed_branch(top: Path, repo: pygit2.Repository, branch: str, commit: str | None) -> str | None:
+def fetch_committed_branch(top: Path, repo: pygit2.Repository, branch: str, commit: str | None, *,
+                           remote_branches: str = "refs/heads/failres") -> str | None:
     """Bring a task branch committed on another clone here: the first remote whose branch names the
-    journal's commit (origin first). The remote's name, or None when none has it.
+    journal's commit (origin first). The remote's name, or None when none has it. `remote_branches`:
+    where runners push task branches (`[remote] branches`); here it is always `refs/heads/<branch>`.
 
     Only a branch at the journal's commit is taken: the journal says what the task committed, and
     a remote's branch that says otherwise is not that task's work.
@@ -133,7 +136,8 @@ def fetch_committed_branch(top: Path, repo: pygit2.Repository, branch: str, comm
     for remote in names:
         tracking = f"refs/remotes/{remote}/failres-view/heads-{branch.replace('/', '-')}"
         done = try_git(top, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote,
-                             f"+refs/heads/{branch}:{tracking}"], config=("core.logAllRefUpdates=false",))
+                             f"+{remote_branches}{branch.removeprefix('failres')}:{tracking}"],
+                       config=("core.logAllRefUpdates=false",))
         if done.returncode != 0 or _resolve(pygit2.Repository(str(top)), tracking) is None:
             continue
         if str(_resolve(pygit2.Repository(str(top)), tracking).id) != commit:

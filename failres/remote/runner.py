@@ -2,10 +2,10 @@
 
 The loop, until nothing is left for this runner:
 
-1. read every claim of the plan on the remote (one fetch), and, for a committed claim
-   not seen before, whether the task branch it names is on the remote (one
-   `ls-remote`): a committed claim without its branch is not trusted;
-2. for each task in plan order: done when its claim is finished (committed,
+1. read every claim of the plan on the remote and the tips of its task branches (one
+   narrow fetch, see `transport`): a committed claim without its branch is not trusted;
+2. for each task in this runner's own order (see `pick`: runners that start together do
+   not all push a claim of the same first task): done when its claim is finished (committed,
    quarantined, cancelled) or this runner finished it; waiting while another runner
    holds it (it may be taken over once that runner's lease runs out) or while a
    task it comes `after` has not finished; never startable when such a task
@@ -16,8 +16,13 @@ The loop, until nothing is left for this runner:
    publishes the commit through it (see `holder`); a task that comes `after` another
    starts from the remote's integration head, fetched, since the task it waits for was
    landed there, maybe by another clone, and this clone's own branch may not have it;
-4. after each task, sync the store, so every runner's journal and lessons meet on
-   the remote; wait for a task to end or for the next poll, and go back to 1.
+4. sync the store when a task has ended and the last sync was an interval ago (see
+   `store_flush`: one push per runner per interval, whatever the number of tasks), so
+   every runner's journal and lessons meet on the remote; wait for a task to end or for
+   the next poll (longer and jittered while there is nothing to claim), and go back to 1.
+   A task the store says landed is done whatever the remote holds of it: `gc --remote`
+   removes a landed task's claim and branch.
+   The run's last sync is tried until it lands.
 
 Every task of the plan is journaled as planned before the first sync, so `status
 --remote` lists the tasks no runner has started yet. The runner ends when every task
@@ -30,6 +35,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import secrets
 import socket
 import time
@@ -49,16 +55,13 @@ from failres.engine.plan import Plan, Task
 from failres.processes import reaper
 from failres.remote.claims import FINISHED, Claim, claim_verdict, new_claim
 from failres.remote.holder import Hold, utc_now
-from failres.remote.transport import RemoteClaims, Unreachable
+from failres.remote.pick import idle_seconds, poll_seconds, runner_order
+from failres.remote.store_flush import StorePusher
+from failres.remote.transport import PlanLook, RemoteClaims, Unreachable
 from failres.remote.sync import sync_store
 from lessons.failpoints import failpoint
 
 log = logging.getLogger("failres.remote")
-
-
-def poll_seconds(lease: float) -> float:
-    """How often an idle runner looks at the claims: often enough to take over soon after a lease ends."""
-    return max(0.5, min(lease / 4, 3.0))
 
 
 def outcome_of_claim(claim: Claim) -> TaskOutcome:
@@ -78,13 +81,18 @@ class RemoteRun:
         self.explicit = set(task_ids)
         self.selected = [plan.task(t) for t in task_ids] if task_ids else list(plan.tasks)
         self.lease = engine.config.remote.lease
-        self.claims = RemoteClaims(engine.top, remote, plan.slug)
+        self.branches = engine.config.remote.branches
+        self.claims = RemoteClaims(engine.top, remote, plan.slug, branches=self.branches)
+        self.store = StorePusher(engine.top, engine.store.ref, remote, interval=store_interval(self.lease),
+                                 snapshots=engine.config.sync.snapshots)
         self.run_id = secrets.token_hex(8)
         self.host = socket.gethostname() or "localhost"
         self.pid = os.getpid()
         self.holds: dict[str, Hold] = {}
         self.seen: dict[str, tuple[str, float]] = {}  # task -> (claim commit, since when this runner sees it)
         self.behind: dict[str, bool] = {}  # committed claim commit -> whether the remote has its branch at its commit
+        self.tips: dict[str, str] = {}  # task -> its branch on the remote at the last look
+        self.idle_polls = 0  # looks in a row that found nothing to claim
 
     # ---- the seam the task loop calls (engine.claims) ----
 
@@ -97,7 +105,7 @@ class RemoteRun:
         if hold is None:
             return False
         failpoint("publish")
-        if hold.finish("committed", branch=(f"refs/heads/{branch}", commit), commit=commit):
+        if hold.finish("committed", branch=(self.claims.branch_ref(task), commit), commit=commit):
             return True
         if hold.refused is not None:
             raise PublishRefused(hold.refused.describe())
@@ -123,7 +131,8 @@ class RemoteRun:
         reaper.become_subreaper()
         self.engine.claims = self
         record_planned(self.engine.store, self.plan, self.plan.tasks)
-        self.sync_store()
+        self.store.records_waiting()
+        self.store.push_if_due()
         outcomes: dict[str, TaskOutcome] = {}
         running: dict[str, Future] = {}
         stopped: Interrupted | None = None
@@ -133,12 +142,15 @@ class RemoteRun:
                     stopped = self._collect(running, outcomes) or stopped
                     if self.engine.stop.is_set() or stopped is not None:
                         break
-                    waiting = self._schedule(pool, running, outcomes)
+                    # A runner with every job busy has nothing to claim: it looks again when one ends,
+                    # not every poll (fifty busy runners polling every 3 s were 17 fetches a second).
+                    waiting = self._schedule(pool, running, outcomes) if len(running) < self.jobs else True
+                    self.store.push_if_due()
                     if not running and not waiting:
                         break
                     if running:
                         wait(list(running.values()), timeout=poll_seconds(self.lease), return_when=FIRST_COMPLETED)
-                    elif self.engine.stop.wait(poll_seconds(self.lease)):
+                    elif self.engine.stop.wait(idle_seconds(self.idle_polls, self.lease, random.random())):
                         break
                 for future in list(running.values()):
                     future.exception()  # the pool is shutting down: each stops through its own path
@@ -147,7 +159,11 @@ class RemoteRun:
             for hold in list(self.holds.values()):
                 hold.close()
             reaper.sweep_leftovers()
-            self.sync_store()
+            self.store.flush(self.engine.stop)
+            traffic = self.claims.traffic
+            log.info("failres: %s on %s: %d claim pushes (%d refused), %d fetches, %d store syncs",
+                     self.plan.slug, self.remote, traffic.pushes, traffic.rejected, traffic.fetches,
+                     self.store.syncs)
         if stopped is not None:
             raise stopped
         if self.engine.stop.is_set():
@@ -176,21 +192,30 @@ class RemoteRun:
                   outcomes: dict[str, TaskOutcome]) -> bool:
         """Claim and start what may start; True while something this runner waits for is unfinished."""
         try:
-            claims = self.claims.fetch()
+            look = self.claims.look()
         except Unreachable as error:
             log.warning("failres: %s", error)
             return True  # cut off: try again at the next poll, as the holds do
+        claims = look.claims
         now = time.monotonic()
         for task_id, claim in claims.items():
             if self.seen.get(task_id, ("", 0.0))[0] != claim.oid:
                 self.seen[task_id] = (claim.oid, now)
-        self._check_branches(claims)
+        self._check_branches(look)
         journal = read_journal(self.engine.store, self.plan.slug)
         waiting = False
-        for task in self.selected:
+        started = len(running)
+        by_id = {task.id: task for task in self.selected}
+        for task in (by_id[t] for t in runner_order(self.run_id, by_id)):
             if task.id in outcomes or task.id in running:
                 continue
             claim = claims.get(task.id)
+            gone = claim is None or (claim.state == "committed" and not self.behind.get(claim.oid, True))
+            if gone and state.task_state(journal.for_task(task.id)) == "landed":
+                # Landed (the store says so), and `gc --remote` may have removed its claim and its
+                # branch since: without this, a task with no claim would be claimed and run again.
+                outcomes[task.id] = TaskOutcome(self.plan.slug, task.id, "landed", skipped=True, message="landed")
+                continue
             seen_since = self.seen.get(task.id, ("", now))[1]
             behind = claim is None or self.behind.get(claim.oid, True)
             verdict = claim_verdict(claim, unchanged_for=now - seen_since, lease=self.lease, run=self.run_id,
@@ -218,20 +243,15 @@ class RemoteRun:
                 continue
             self.holds[task.id] = hold
             running[task.id] = pool.submit(self._run_task, task, hold)
+        self.idle_polls = 0 if len(running) > started else self.idle_polls + 1
         return waiting
 
-    def _check_branches(self, claims: dict[str, Claim]) -> None:
+    def _check_branches(self, look: PlanLook) -> None:
         """Whether each committed claim not checked yet has its task branch on the remote, at its commit."""
-        unchecked = {c.oid: c for c in claims.values() if c.state == "committed" and c.oid not in self.behind}
-        if not unchecked:
-            return
-        try:
-            tips = self.claims.remote_tips(f"refs/heads/failres/{self.plan.slug}/")
-        except Unreachable as error:
-            log.warning("failres: %s", error)
-            return  # unchecked stays unchecked: trusted for now, checked at the next look
+        self.tips = look.tips
+        unchecked = {c.oid: c for c in look.claims.values() if c.state == "committed" and c.oid not in self.behind}
         for oid, claim in unchecked.items():
-            tip = tips.get(f"refs/heads/failres/{self.plan.slug}/{claim.task}", "")
+            tip = look.tips.get(claim.task, "")
             self.behind[oid] = bool(claim.commit) and tip == claim.commit
             if not self.behind[oid]:
                 log.warning("failres: %s/%s: the claim says committed by %s pid %s, but the remote's task branch "
@@ -260,9 +280,10 @@ class RemoteRun:
                 f"{'it has' if len(unlanded) == 1 else 'they have'}")
 
     def _claim(self, task: Task, current: Claim | None) -> Hold | None:
-        branch = f"refs/heads/failres/{self.plan.slug}/{task.id}"
+        # The branch as the look that judged this claim saw it: the publish push is leased on it,
+        # so a branch someone moved since is never pushed over.
+        branch_tip = self.tips.get(task.id, "")
         try:
-            branch_tip = self.claims.remote_tip(branch)
             started = time.monotonic()
             failpoint("claim")
             claim = self.claims.write(new_claim(self.plan.slug, task.id, host=self.host, pid=self.pid,
@@ -304,18 +325,18 @@ class RemoteRun:
         finally:
             lock.release()
             hold.close()
-            self.sync_store()
+            self.store.records_waiting()
 
     def _finish(self, hold: Hold, outcome: TaskOutcome) -> None:
         if outcome.state == "committed" and outcome.skipped and outcome.commit:
             # Committed by an earlier run on this clone: its branch goes to the remote now.
-            hold.finish("committed", branch=(f"refs/heads/failres/{self.plan.slug}/{outcome.task}", outcome.commit),
+            hold.finish("committed", branch=(self.claims.branch_ref(outcome.task), outcome.commit),
                         commit=outcome.commit)
         elif outcome.state == "landed":
             # Landed on this clone earlier: its task commit goes to the remote as the branch, so
             # the committed claim has the branch that makes it trusted.
             commit = state.last_commit(read_journal(self.engine.store, self.plan.slug).for_task(outcome.task)) or ""
-            hold.finish("committed", branch=(f"refs/heads/failres/{self.plan.slug}/{outcome.task}", commit)
+            hold.finish("committed", branch=(self.claims.branch_ref(outcome.task), commit)
                         if commit else None, commit=commit)
         elif outcome.state in ("quarantined", "stopped"):
             hold.finish("quarantined")
@@ -324,15 +345,10 @@ class RemoteRun:
         elif outcome.state != "committed":
             hold.finish("released")
 
-    def sync_store(self) -> None:
-        """Exchange the store with the remote; a failed sync is retried after the next task, never fatal."""
-        try:
-            sync_store(self.engine.top, self.engine.store.ref, self.remote,
-                       snapshots=self.engine.config.sync.snapshots)
-        except FailresError as error:
-            log.warning("failres: syncing the store with %s failed: %s", self.remote, error)
-        except Exception as error:  # noqa: BLE001 - lessons' own errors; the records stay in the local store
-            log.warning("failres: syncing the store with %s failed: %s", self.remote, error)
+
+def store_interval(lease: float) -> float:
+    """How often a runner pushes the store while it runs: a few times a lease, never more than every 2 s."""
+    return max(2.0, min(lease / 4, 30.0))
 
 
 def run_plan_remote(engine: Engine, plan_path, remote: str, *, task_ids: Sequence[str] = (),

@@ -71,6 +71,10 @@ BACKOFF_CAP = 2.0
 LOCK_WAIT = 300.0  # seconds a sync waits for another sync of the same repository
 
 
+class StoreRefused(GitError):
+    """The remote refused the store push for itself (a hook, a permission): asking again gets the same."""
+
+
 @dataclass(frozen=True)
 class SyncResult:
     """What one sync did."""
@@ -410,7 +414,7 @@ def sync_store(top: Path, ref: str, remote: str, *, snapshots: bool = False, att
                 # The remote is where we leased it and still said no: a hook or a
                 # permission, not a race. Retrying would only ask again.
                 msg = f"{remote} refused the store push: {outcome.store_reason}"
-                raise GitError(msg, hint="the local store is intact; check the remote's hooks and permissions")
+                raise StoreRefused(msg, hint="the local store is intact; check the remote's hooks and permissions")
             retries += 1
             if attempt + 1 < attempts:
                 pause(backoff_seconds(attempt, draw()))

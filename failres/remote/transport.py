@@ -8,8 +8,14 @@ whole lock. A result is pushed with `--atomic`: the task branch and the claim mo
 together or not at all, so a runner whose claim was taken over cannot publish.
 
 Claims are fetched into `refs/remotes/<remote>/failres-claims/<slug>/<task>`, beside
-(not under) the tracking refs `sync` writes, so the two never update the same refs.
-Fetches of one repository take turns, between threads and between processes.
+(not under) the tracking refs `sync` writes, so the two never update the same refs; the
+plan's task branches come in the same fetch, into `refs/remotes/<remote>/failres-view/tasks/`,
+so one look at the remote says both who holds what and which committed claims have their
+branch. Every fetch speaks protocol v2 with the plan's own prefixes: the remote then lists
+only those refs (`ref-prefix`), not every ref it holds (at 20,000 refs, the whole listing
+made a fetch with nothing new cost half a second). `ls-remote` with a glob does not narrow
+the listing (git asks for everything and filters at home), so it is not used where a fetch
+can answer. Fetches of one repository take turns, between threads and between processes.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import fcntl
 import os
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pygit2
@@ -29,6 +35,9 @@ from failres.remote.claims import CLAIMS_PREFIX, Claim, claim_ref, parse_claim
 from failres.remote.sync import push_statuses, tip_in_ls_remote
 
 _FETCH_TURNS = threading.Lock()
+# Narrow listings whatever the person's own `protocol.version`; no reflog for refs re-read before every use.
+FETCH_CONFIG = ("protocol.version=2", "core.logAllRefUpdates=false")
+DEFAULT_BRANCHES = "refs/heads/failres"
 
 
 class Unreachable(GitError):
@@ -80,21 +89,62 @@ def _fetch_turn(git_dir: Path):
             os.close(fd)
 
 
+@dataclass
+class Traffic:
+    """What one runner asked of the remote: counted, so a run (and the bench) can say what it cost."""
+
+    pushes: int = 0
+    rejected: int = 0  # pushes the remote answered with at least one ref refused
+    fetches: int = 0
+    listings: int = 0  # ls-remote round trips
+    by_kind: dict[str, int] = field(default_factory=dict)
+
+    def count(self, kind: str) -> None:
+        self.by_kind[kind] = self.by_kind.get(kind, 0) + 1
+
+
+@dataclass(frozen=True)
+class PlanLook:
+    """One look at a plan on the remote: task -> claim, and task -> the commit its branch names there."""
+
+    claims: dict[str, Claim]
+    tips: dict[str, str]
+
+
 class RemoteClaims:
     """The claims of one plan on one remote, as one clone reads and writes them."""
 
-    def __init__(self, top: Path, remote: str, slug: str) -> None:
+    def __init__(self, top: Path, remote: str, slug: str, *, branches: str = DEFAULT_BRANCHES) -> None:
         self.top = top
         self.remote = remote
         self.slug = slug
+        self.branches = branches.rstrip("/")  # where the remote keeps task branches: <branches>/<slug>/<task>
         self.git_dir = Path(pygit2.Repository(str(top)).path)
+        self.traffic = Traffic()
 
     def _git(self, *args: str):
+        if args and args[0] == "ls-remote":
+            self.traffic.listings += 1
         return try_git(self.top, list(args))
+
+    def branch_ref(self, task: str) -> str:
+        return f"{self.branches}/{self.slug}/{task}"
 
     def fetch(self) -> dict[str, Claim]:
         """task -> its claim on the remote now; a ref whose commit is no claim is read past."""
+        self.traffic.fetches += 1
         return {task: claim for (_, task), claim in fetch_claims(self.top, self.remote, self.slug).items()}
+
+    def look(self) -> PlanLook:
+        """The plan's claims and task branch tips on the remote now, in one narrow fetch."""
+        self.traffic.fetches += 1
+        branches = f"{self.branches}/{self.slug}/"
+        tracking = f"refs/remotes/{self.remote}/failres-view/tasks/{self.slug}/"
+        found = fetch_claims(self.top, self.remote, self.slug, extra=(f"+{branches}*:{tracking}*",))
+        repo = pygit2.Repository(str(self.top))
+        tips = {name[len(tracking):]: str(repo.references[name].target) for name in repo.references
+                if name.startswith(tracking)}
+        return PlanLook({task: claim for (_, task), claim in found.items()}, tips)
 
     def write(self, claim: Claim, parent: str) -> Claim:
         """The claim as a commit in the local object store (pushed by `swap`); parent: the one it replaces."""
@@ -117,6 +167,8 @@ class RemoteClaims:
             specs.append(f"{commit}:{branch_ref}")
         atomic = ["--atomic"] if branch is not None else []
         # No --quiet: with it, git leaves accepted refs out of the porcelain report.
+        self.traffic.pushes += 1
+        self.traffic.count(claim.state if branch is None else f"{claim.state}+branch")
         done = self._git("push", "--porcelain", "--no-verify", *atomic, *leases, self.remote, *specs)
         statuses = push_statuses(done.stdout.decode("utf-8", "replace"))
         if not statuses and done.returncode != 0:
@@ -125,6 +177,7 @@ class RemoteClaims:
         refused = first_refusal(statuses, ([branch[0]] if branch else []) + [ref], first_error_line(done.stderr))
         if refused is None:
             return PushResult(True)
+        self.traffic.rejected += 1
         return PushResult(False, refused[1], refused[0], remote_words(done.stderr))
 
     def remote_tip(self, ref: str) -> str:
@@ -158,8 +211,9 @@ class RemoteClaims:
         """
         tracking = f"refs/remotes/{self.remote}/failres-view/{ref.removeprefix('refs/').replace('/', '-')}"
         with _fetch_turn(self.git_dir):
+            self.traffic.fetches += 1
             done = try_git(self.top, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", self.remote,
-                                      f"+{ref}:{tracking}"], config=("core.logAllRefUpdates=false",))
+                                      f"+{ref}:{tracking}"], config=FETCH_CONFIG)
             if done.returncode != 0:
                 if not self.remote_tip(ref):
                     return ""
@@ -169,15 +223,17 @@ class RemoteClaims:
         return tip.stdout.decode().strip() if tip.returncode == 0 else ""
 
 
-def fetch_claims(top: Path, remote: str, slug: str = "") -> dict[tuple[str, str], Claim]:
-    """(slug, task) -> its claim on the remote now, for one plan (or, slug "", every plan)."""
+def fetch_claims(top: Path, remote: str, slug: str = "", *,
+                 extra: tuple[str, ...] = ()) -> dict[tuple[str, str], Claim]:
+    """(slug, task) -> its claim on the remote now, for one plan (or, slug "", every plan);
+    `extra`: refspecs fetched by the same `git fetch` (one connection)."""
     prefix = f"refs/remotes/{remote}/failres-claims/" + (f"{slug}/" if slug else "")
     spec = f"+{CLAIMS_PREFIX}{slug + '/' if slug else ''}*:{prefix}*"
     repo = pygit2.Repository(str(top))
     with _fetch_turn(Path(repo.path)):
         # No reflog for these copies: they are re-read from the remote before every use.
-        done = try_git(top, ["fetch", "--quiet", "--prune", "--no-tags", "--no-write-fetch-head", remote, spec],
-                       config=("core.logAllRefUpdates=false",))
+        done = try_git(top, ["fetch", "--quiet", "--prune", "--no-tags", "--no-write-fetch-head", remote, spec,
+                             *extra], config=FETCH_CONFIG)
         if done.returncode != 0:
             msg = f"git fetch {remote} failed: {first_error_line(done.stderr)}"
             raise Unreachable(msg, hint="check the remote with `git remote -v`")

@@ -31,6 +31,7 @@ from failres.errors import GitError, UsageError
 from failres.gitops.git import first_error_line, try_git
 from failres.journal import list_slugs, read_journal
 from failres.remote.claims import CLAIMS_PREFIX, Claim, parse_claim
+from failres.remote.transport import DEFAULT_BRANCHES
 from failres.remote.sync import check_remote
 from lessons.storage.store import Store
 
@@ -53,7 +54,6 @@ def claim_state(journal_state: str, claim: Claim | None, lease_left: float | Non
 
 
 UNTRUSTED = "a committed claim without its task branch on the remote: not trusted"
-BRANCH_PREFIX = "refs/heads/failres/"
 
 
 @dataclass(frozen=True)
@@ -69,8 +69,9 @@ def _view_ref(remote: str, kind: str) -> str:
     return f"refs/remotes/{remote}/failres-view/{kind}/"
 
 
-def _fetch_view(top: Path, remote: str, store_ref: str, slug: str | None) -> _Seen:
-    """The claims of `slug` (or of every plan), the store and the task branches, in one `git fetch`.
+def _fetch_view(top: Path, remote: str, store_ref: str, slug: str | None, task_branches: str) -> _Seen:
+    """The claims of `slug` (or of every plan), the store and the task branches (under
+    `task_branches`, `[remote] branches`), in one `git fetch`.
 
     Each refspec is a pattern, so a ref the remote lacks (no store yet, no claim, no
     branch) is no error, and `--prune` drops the copy of one that is gone there. The
@@ -83,7 +84,7 @@ def _fetch_view(top: Path, remote: str, store_ref: str, slug: str | None) -> _Se
     # one says this clone's store existed (`lessons.storage.guard`), which a look does not.
     tracking = f"refs/remotes/{remote}/failres-view/{store_ref.removeprefix('refs/').replace('/', '-')}"
     specs = [f"+{CLAIMS_PREFIX}{plan}*:{claims_at}{plan}*", f"+{store_ref}*:{tracking}*",
-             f"+{BRANCH_PREFIX}{plan}*:{branches_at}{plan}*"]
+             f"+{task_branches.rstrip('/')}/{plan}*:{branches_at}{plan}*"]
     repo = pygit2.Repository(str(top))
     with _view_turn(Path(repo.path)):
         done = try_git(top, ["fetch", "--quiet", "--prune", "--no-tags", "--no-write-fetch-head", remote, *specs],
@@ -133,10 +134,12 @@ def _fail_classes(events: list[dict]) -> list[str]:
     return [str(e.get("failClass", "")) for e in events if e.get("type") == "quarantined"]
 
 
-def remote_statuses(top: Path, store_ref: str, remote: str, slug: str | None = None) -> list[dict]:
-    """One row per task the remote knows (its journal or its claims), sorted by slug then task."""
+def remote_statuses(top: Path, store_ref: str, remote: str, slug: str | None = None, *,
+                    branches: str = DEFAULT_BRANCHES) -> list[dict]:
+    """One row per task the remote knows (its journal or its claims), sorted by slug then task;
+    `branches`: where the runners push task branches (`[remote] branches`)."""
     check_remote(pygit2.Repository(str(top)), remote)
-    seen = _fetch_view(top, remote, store_ref, slug)
+    seen = _fetch_view(top, remote, store_ref, slug, branches)
     claims, store = seen.claims, seen.store
     untrusted = untrusted_claims(claims, seen.branches)
     slugs = {slug} if slug else set(list_slugs(store) if store is not None else []) | {s for s, _ in claims}
