@@ -13,10 +13,9 @@ import json
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from conftest import git
 from lessons.storage.store import Store
+from test_import import store  # noqa: F401  (the fixture: a repository with a store)
 
 # `git rev-parse refs/failres/store^{tree}` after the import below, with the earlier code.
 EXPECTED_TREE = "9ac8e8c559c3f0653b0d4e92a36d1b9cf4e4cd64"
@@ -59,13 +58,6 @@ def mixed_lines() -> list[str]:
         if n % 29 == 0:
             lines.append(lines[-1])  # the same lesson twice is one lesson
     return lines
-
-
-@pytest.fixture
-def store(repo: Path) -> Store:
-    store = Store(repo)
-    store.create()
-    return store
 
 
 def test_an_import_and_its_reclaim_leave_the_tree_they_always_left(repo: Path, store: Store, cli, monkeypatch) -> None:
