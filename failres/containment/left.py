@@ -5,8 +5,8 @@ the person's git would run there: a quarantined workspace kept a gate-written
 `core.fsmonitor`, and the person's `git status` in it ran the seat's code. A run that
 ends on purpose (a quarantine, `[worktrees] keep`, an interruption, an internal error)
 rebuilds that `.git` as it leaves (`leave_for_person`). A run that is killed cannot: its
-workspace is found by whatever next sees the run dead (`git failres status`, the next
-`run` of its plan, a `--remote` runner taking its task), which stops what is left of its
+workspace is found by whatever next sees the run dead (`git failres status` or `gc`, the
+next `run` of its plan, a `--remote` runner taking its task), which stops what is left of its
 seat first and then rebuilds the `.git` the same way (`leave_lost_workspace`).
 
 The rebuilt `.git` is failres's own content only: the config from the person's settings
@@ -68,6 +68,25 @@ def leave_lost_workspace(git_dir: Path, slug: str, task: str) -> Path | None:
         log.warning("the workspace %s a dead run left could not be made inert: %s", path, error)
         return None
     return path
+
+
+def leave_lost_workspaces(git_dir: Path) -> list[Path]:
+    """`leave_lost_workspace` for every task workspace whose run no live process holds
+    (`git failres gc`, which looks at every plan); the paths made inert."""
+    from failres.containment.locks import live_holder, lost_holder, stop_lost_seat
+
+    made: list[Path] = []
+    root = git_dir / "failres" / "workspaces"
+    for path_file in sorted(root.glob("*/*/path")):
+        slug, task = path_file.parent.parent.name, path_file.parent.name
+        if live_holder(git_dir, slug, task) is None:
+            gone = lost_holder(git_dir, slug, task)
+            if gone is not None:
+                stop_lost_seat(gone)  # what is left of its seat could poison the `.git` again
+            left = leave_lost_workspace(git_dir, slug, task)
+            if left is not None:
+                made.append(left)
+    return made
 
 
 def _rebuilt_view(git_dir: Path, state_dir: Path, path: Path, slug: str, task: str) -> Workspace | None:

@@ -131,6 +131,15 @@ def test_a_killed_runners_workspace_is_made_inert_by_the_next_status(project: Pr
     assert (project.workspace() / ".git" / "refs" / "heads" / "the-persons-look").exists()
 
 
+def test_a_killed_runners_workspace_is_made_inert_by_gc(project: Project) -> None:
+    run = start_run(project, project.plan())
+    os.kill(run.pid, signal.SIGKILL)
+    run.communicate(timeout=120)
+    collected = run_failres(project.top, "gc")
+    assert collected.returncode == 0, collected.stderr
+    assert_inert_with_the_seats_change(project)
+
+
 def test_a_killed_runners_workspace_is_made_inert_by_the_next_run_of_its_plan(project: Project) -> None:
     plan = two_task_plan(project)
     run = start_run(project, plan, "--task", "t1")
