@@ -1,6 +1,6 @@
 """The benchmark suite: one table, every figure a ratio against a baseline timed in the same run.
 
-    python bench/run.py [--quick]
+    python bench/run.py [--quick] [--row NAME] [--import-lessons N]
 
 Builds its own data (in a temporary directory; the 50,000-file repository of the
 scope row is cached under bench/out/) and prints one row per measure. `--quick`
@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
@@ -325,22 +325,34 @@ def world_row(sizes: Sizes) -> Row:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: checks the suite runs, in seconds")
+    parser.add_argument("--row", action="append", choices=ROWS, metavar="NAME",
+                        help="measure only this row (repeatable); the others are left out of the table")
+    parser.add_argument("--import-lessons", type=int, metavar="N", help="lines of the bulk import row's file")
     args = parser.parse_args()
     sizes = QUICK if args.quick else FULL
+    if args.import_lessons:
+        sizes = replace(sizes, import_lessons=args.import_lessons)
+    wanted = set(args.row or ROWS)
     with tempfile.TemporaryDirectory(prefix="failres-bench-", ignore_cleanup_errors=True) as tmp:
         root = Path(tmp)
-        rows = run_row(lambda: store_rows(root, sizes), ROWS[0:3])
-        rows += run_row(lambda: scope_row(root, sizes), ROWS[3:5])
-        rows += run_row(lambda: hook_row(root, sizes), ROWS[5:6])
-        rows += run_row(lambda: sync_row(root, sizes), ROWS[6:7])
-        rows += run_row(lambda: completion_row(sizes), ROWS[7:8])
-        rows += run_row(lambda: jobs_row(sizes), ROWS[8:9])
-        rows += run_row(lambda: remote_row(sizes), ROWS[9:10])
-        rows += run_row(lambda: loop_rows(sizes), ROWS[10:12])
-        rows += run_row(lambda: startup_row(sizes), ROWS[12:13])
-        rows += run_row(lambda: import_row(root, sizes), ROWS[13:14])
-        rows += run_row(lambda: world_row(sizes), ROWS[14:15])
-        rows += run_row(lambda: remote_cmd_rows(sizes), ROWS[15:17])
+        measures = (
+            (0, 3, lambda: store_rows(root, sizes)),
+            (3, 5, lambda: scope_row(root, sizes)),
+            (5, 6, lambda: hook_row(root, sizes)),
+            (6, 7, lambda: sync_row(root, sizes)),
+            (7, 8, lambda: completion_row(sizes)),
+            (8, 9, lambda: jobs_row(sizes)),
+            (9, 10, lambda: remote_row(sizes)),
+            (10, 12, lambda: loop_rows(sizes)),
+            (12, 13, lambda: startup_row(sizes)),
+            (13, 14, lambda: import_row(root, sizes)),
+            (14, 15, lambda: world_row(sizes)),
+            (15, 17, lambda: remote_cmd_rows(sizes)),
+        )
+        rows: list[Row] = []
+        for first, last, build in measures:
+            if wanted.intersection(ROWS[first:last]):
+                rows += run_row(build, ROWS[first:last])
     print(render(rows, args.quick))
     return 1 if any(row.what == "failed" for row in rows) else 0
 

@@ -54,8 +54,25 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> object:
         raise
     except ValueError as error:  # e.g. an integer of more digits than Python converts
         raise UnreadableJson(str(error)) from None
-    check_value(value, max_depth=max_depth)
+    if not _plainly_sound(text, max_depth):
+        check_value(value, max_depth=max_depth)
     return value
+
+
+def _plainly_sound(text: str | bytes, max_depth: int) -> bool:
+    """Whether the text alone shows that what it parses to passes `check_value` (a bulk import's lines do).
+
+    Every level of nesting opens with a bracket, so a text with no more brackets than
+    `max_depth` nests no deeper; a lone surrogate comes from a `\\u` escape or from the
+    text itself, which then cannot be encoded.
+    """
+    if type(text) is not str or "\\u" in text or text.count("{") + text.count("[") > max_depth:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def check_value(value: object, *, max_depth: int = MAX_DEPTH) -> None:

@@ -170,7 +170,7 @@ def import_(
     ctx = open_context()
     policy = current_policy(ctx)  # a bad policy is refused before anything is written
     result = import_lessons(ctx.store, files)
-    reclaim_full_stores(ctx.store, policy, names=("lessons",))
+    reclaim_full_stores(ctx.store, policy, names=("lessons",), known=result.documents)
     if json_out:
         emit_json({"files": list(result.files), "lessons": result.lessons, "imported": result.imported,
                    "unchanged": result.unchanged, "commits": list(result.commits)})

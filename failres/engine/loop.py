@@ -149,6 +149,9 @@ class TaskRun(RunSteps):
                 self.journal("interrupted", reason="error", error=redact(f"{type(error).__name__}: {error}")[:500])
             except Exception:  # noqa: BLE001 - the original error is the one to report
                 log.exception("failres: recording the interruption of %s/%s failed", self.slug, self.task.id)
+            # Left where it is for a look (the next run replaces it), and inert like every
+            # workspace failres leaves: the seat's `.git` must not run for the person.
+            self.finish_workspace(keep=True)
             raise
         finally:
             if self.world is not None:

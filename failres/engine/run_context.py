@@ -17,6 +17,7 @@ from failres import gitops
 from failres.decisions.records import widened_files
 from failres.engine import state
 from failres.containment.interrupts import Interrupted
+from failres.containment.left import leave_for_person
 from failres.containment.locks import TaskLock
 from failres.engine.prompts import PromptInput, render_prompt
 from failres.engine.quarantine import Failure
@@ -220,24 +221,6 @@ class RunContext:
             from failres.gitops.workspace import remove_tree
 
             remove_tree(self.dispatch_root)
-
-
-def leave_for_person(workspace: Workspace) -> None:
-    """The workspace as it stays for a person to look at: a `.git` of failres's own making only.
-
-    A seat or a gate may have written into `.git` what the person's own git would run
-    there: a quarantined workspace kept a gate-written `core.fsmonitor`, and the person's
-    `git status` in it ran the seat's code. So the whole `.git` is rebuilt as at every
-    dispatch (`reset_seat_git`): the config from failres's own content rather than the
-    seat's filtered by a deny list (`include`, `core.hooksPath`, `core.sshCommand`, filters,
-    aliases all go with it), no hooks, no `commondir` or `info/attributes`. What the seat
-    changed stays, as working-tree changes on the task branch at its start. A replaced
-    workspace is not followed: a link in its place is removed.
-    """
-    if workspace.replaced() is not None:
-        workspace.remove()
-        return
-    workspace.reset_seat_git()
 
 
 def _in_tree(tree, path: str) -> bool:

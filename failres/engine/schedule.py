@@ -23,7 +23,8 @@ import pygit2
 from failres.engine import state
 from failres.processes import reaper
 from failres.containment.interrupts import Interrupted
-from failres.containment.locks import TaskLock, stop_lost_seat
+from failres.containment.left import leave_lost_workspace
+from failres.containment.locks import TaskLock, lost_holder, stop_lost_seat
 from failres.engine.loop import TaskRun
 from failres.engine.runtime import Engine, TaskOutcome
 from failres.errors import UsageError
@@ -45,9 +46,16 @@ def run_plan(engine: Engine, plan: Plan, *, task_ids: Sequence[str] = (), patch:
     reaper.become_subreaper()
     locks = take_locks(engine.git_dir, plan.slug, [t.id for t in tasks])
     try:
-        for _, left in locks:
+        for task, (_, left) in zip(tasks, locks, strict=True):
             if left is not None:
                 stop_lost_seat(left)  # a run that died left its seat: stop it before anything else
+                leave_lost_workspace(engine.git_dir, plan.slug, task.id)  # then its `.git`, inert
+        for other in plan.tasks:
+            # A dead run of a task this run does not select left its workspace all the same.
+            gone = lost_holder(engine.git_dir, plan.slug, other.id) if other not in tasks else None
+            if gone is not None:
+                stop_lost_seat(gone)
+                leave_lost_workspace(engine.git_dir, plan.slug, other.id)
         waiting = waiting_reasons(engine.store, plan.slug, tasks)
         record_planned(engine.store, plan, [t for t in plan.tasks if t not in tasks or t.id in waiting])
         runs = [(task, lock) for task, (lock, _) in zip(tasks, locks, strict=True)]

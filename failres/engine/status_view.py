@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from lessons.frozen import record
+from failres.containment.left import leave_lost_workspace
 from failres.containment.locks import live_holder, lost_holder, stop_lost_seat
 from failres.engine import state
 from failres.engine.tally import TaskTally, Totals, tally_task, totals
@@ -56,6 +57,7 @@ def status_of(store: Store, slug: str | None = None, *, with_lessons: bool = Tru
                 left = lost_holder(git_dir, name, task)
                 if left is not None:
                     stop_lost_seat(left)
+                leave_lost_workspace(git_dir, name, task)  # its seat is stopped: its `.git` can be made inert
                 from failres.engine.live_log import clean_live_logs
 
                 clean_live_logs(git_dir, name, task)  # what the lost run's live log held in clear

@@ -197,7 +197,7 @@ class Workspace:
             self.path.unlink()
         elif self.replaced() is None:
             remove_tree(self.path)
-        for name in ("index", "index.lock", "scratch", "objects", "path"):
+        for name in ("index", "index.lock", "scratch", "objects", "path", "left"):
             target = self.state_dir / name
             if target.is_dir():
                 remove_tree(target)

@@ -296,6 +296,10 @@ def claim_workspace_path(path: Path, git_dir: Path, state_dir: Path) -> None:
     A directory failres registered for this task (`<state_dir>/path` names it) is
     failres's and goes; anything else at that path is someone's, and failres refuses.
     """
+    from failres import beneath
+
+    # A new run's workspace is not left for a person (yet): `containment.left` notes when it is.
+    beneath.remove_file(git_dir, state_dir.relative_to(git_dir) / "left")
     if not path.exists() and not path.is_symlink():
         return
     inside = leads_into(path, (git_dir, git_dir.parent))

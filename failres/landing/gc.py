@@ -289,6 +289,9 @@ def collect_garbage(top: Path, repo, store, integration: str, retention_days: in
     plan = plan_gc(facts, now or datetime.now(UTC), retention_days)
     if dry_run:
         return GcResult(True, plan.remove, plan.keep, retention_days)
+    from failres.containment.left import leave_lost_workspaces
+
+    leave_lost_workspaces(Path(repo.path))  # what a killed run left and gc keeps is made inert first
     failed = apply_gc(top, repo, plan, facts.workspaces)
     gone = {(i.kind, i.name) for i in failed}
     removed = tuple(i for i in plan.remove if (i.kind, i.name) not in gone)

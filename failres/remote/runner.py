@@ -43,6 +43,7 @@ from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 from failres.containment.interrupts import Interrupted
+from failres.containment.left import leave_lost_workspace
 from failres.containment.locks import AlreadyRunning, TaskLock, stop_lost_seat
 from failres.engine import state
 from failres.engine.loop import TaskRun
@@ -308,6 +309,7 @@ class RemoteRun:
         try:
             if left is not None:
                 stop_lost_seat(left)
+                leave_lost_workspace(engine.git_dir, self.plan.slug, task.id)
             try:
                 outcome = TaskRun(engine, self.plan, task, lock=lock).run()
             except Interrupted as stop:

@@ -2,7 +2,8 @@
 
 `policy` is the knowledge policy; `capacity` is the one manager every bounded store goes
 through (a record past the bound is evicted to the archive), `retention` what each store
-keeps first, `archive` where evicted records live and how one is restored. `facts` are
+keeps first, `counts` how many records each holds (told without walking it), `archive` where
+evicted records live and how one is restored. `facts` are
 project facts with a timeline, bounded the same way.
 """
 

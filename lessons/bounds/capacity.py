@@ -48,18 +48,17 @@ above its target (the rankings live in `lessons.bounds.retention`):
 
 from __future__ import annotations
 
-import json
 import logging
 import math
-import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from fractions import Fraction
-from pathlib import Path
 
 import pygit2
 
+# The counts live beside the bounds; `count_records` and `COUNTS_NOTE` are read from here too.
+from lessons.bounds.counts import COUNTS_NOTE, count_records, note_count, noted_count  # noqa: F401
 from lessons.bounds.archive import (
     Move,
     Restoration,
@@ -87,11 +86,9 @@ from lessons.bounds.retention import (
     pending_proposal_pins,
     proposal_retention,
 )
-from lessons.storage.records import AMEND_SEP, iter_record_files
 from lessons.storage.store import Change, Store
 
 log = logging.getLogger("lessons.bounds.capacity")
-_TREE_MODE = pygit2.GIT_FILEMODE_TREE
 
 Anchors = Callable[[Mapping[str, Mapping[str, object] | None]], frozenset[str]]
 Pins = Callable[[Store, "pygit2.Commit | None", Mapping[str, Mapping[str, object] | None]], frozenset[str]]
@@ -191,100 +188,6 @@ def partitions(store: Store, names: Iterable[str] | None = None, commit: pygit2.
     return out
 
 
-COUNTS_NOTE = "record-counts.json"  # in <git dir>/failres/: prefix -> [tree id, records in it]
-
-
-def count_records(store: Store, prefix: str, commit: pygit2.Commit | None = None) -> int:
-    """How many records live under `prefix`, from tree entry names alone (no blob is read).
-
-    Reclaim asks it of every store after every sync and every run, so it must not walk
-    the store: the count of the last tree counted under each prefix is noted in the git
-    dir, and the next count reads only the subtrees that differ from that tree. A note
-    is a fact about a tree id, so one out of date is never wrong for the tree it names;
-    one whose tree is gone, or that cannot be read, costs a whole count.
-    """
-    commit = commit if commit is not None else store.commit_at()
-    tree = _tree_under(store, commit, prefix)
-    if tree is None:
-        return 0
-    notes = _read_counts(store)
-    noted = notes.get(prefix)
-    try:
-        old = store.repo.get(pygit2.Oid(hex=noted[0])) if noted is not None else None
-        count = noted[1] + _count_delta(store.repo, old, tree) if isinstance(old, pygit2.Tree) else None
-    except (KeyError, ValueError, TypeError, pygit2.GitError):  # a missing object, an odd entry
-        count = None
-    if count is None:
-        count = sum(1 for _, _, amend, _ in iter_record_files(store, prefix, commit) if amend is None)
-    if noted != [str(tree.id), count]:
-        notes[prefix] = [str(tree.id), count]
-        _write_counts(store, notes)
-    return count
-
-
-def _tree_under(store: Store, commit: pygit2.Commit | None, prefix: str) -> pygit2.Tree | None:
-    if commit is None:
-        return None
-    try:
-        obj = store.repo[commit.tree[prefix.rstrip("/")].id] if prefix.strip("/") else commit.tree
-    except KeyError:
-        return None
-    return obj if isinstance(obj, pygit2.Tree) else None
-
-
-def _count_delta(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree) -> int:
-    """Records in `new` less records in `old`, reading only the subtrees whose ids differ."""
-    if old is not None and old.id == new.id:
-        return 0
-    before = {entry.name: entry for entry in old} if old is not None else {}
-    delta = 0
-    for entry in new:
-        prior = before.pop(entry.name, None)
-        if prior is not None and prior.id == entry.id and prior.filemode == entry.filemode:
-            continue
-        if prior is not None and prior.filemode == entry.filemode == _TREE_MODE:
-            delta += _count_delta(repo, repo[prior.id], repo[entry.id])
-        else:
-            delta += _entry_records(repo, entry) - _entry_records(repo, prior)
-    return delta - sum(_entry_records(repo, prior) for prior in before.values())
-
-
-def _entry_records(repo: pygit2.Repository, entry: pygit2.Object | None) -> int:
-    if entry is None or entry.filemode == pygit2.GIT_FILEMODE_COMMIT:  # a submodule link is no record
-        return 0
-    if entry.filemode == _TREE_MODE:
-        return _count_delta(repo, None, repo[entry.id])
-    name = entry.name
-    return 1 if name.endswith(".json") and AMEND_SEP not in name[: -len(".json")] else 0
-
-
-def _counts_path(store: Store) -> Path:
-    return store.common_dir / "failres" / COUNTS_NOTE
-
-
-def _read_counts(store: Store) -> dict[str, list]:
-    try:
-        notes = json.loads(_counts_path(store).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(notes, dict):
-        return {}
-    return {prefix: note for prefix, note in notes.items()
-            if isinstance(note, list) and len(note) == 2 and isinstance(note[0], str) and type(note[1]) is int}
-
-
-def _write_counts(store: Store, notes: dict[str, list]) -> None:
-    """Replaced whole (a reader sees the old note or the new); a note, never a record: failures pass."""
-    path = _counts_path(store)
-    try:
-        path.parent.mkdir(exist_ok=True)
-        temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(notes, sort_keys=True), encoding="utf-8")
-        os.replace(temporary, path)
-    except OSError:
-        pass
-
-
 # ---- planning and applying reclaim ----
 
 @dataclass(frozen=True)
@@ -310,16 +213,26 @@ class ReclaimPlan:
 
 
 def plan_reclaim(store: Store, part: Partition, policy: Policy, now: datetime,
-                 commit: pygit2.Commit | None = None) -> ReclaimPlan:
-    """The moves reclaim would make in one partition at `commit` (the tip by default)."""
+                 commit: pygit2.Commit | None = None, known: Mapping[pygit2.Oid, dict] | None = None) -> ReclaimPlan:
+    """The moves reclaim would make in one partition at `commit` (the tip by default).
+
+    `known`: documents the caller has just written, by blob id (see `archive.read_grouped`).
+    """
     commit = commit if commit is not None else store.commit_at()
     maximum = policy.capacity(part.kind.name)
-    count = count_records(store, part.prefix, commit)
+    count = noted_count(store, part.prefix, commit)
+    files = None
+    if count is None:
+        # A whole count walks the tree, and a full store is walked again for its files:
+        # walked once, the files give the count too.
+        files = record_files(store, part.prefix, commit)
+        count = sum(1 for entries in files.values() for _, _, is_amend in entries if not is_amend)
+        note_count(store, part.prefix, commit, count)
     keep = keep_count(count, maximum, policy.reclaim_headroom_pct, policy.reclaim_enabled)
     if keep is None:
         return ReclaimPlan(part.kind.name, part.scope, count, maximum, None)
-    files = record_files(store, part.prefix, commit)
-    records = read_grouped(store, files)
+    files = files if files is not None else record_files(store, part.prefix, commit)
+    records = read_grouped(store, files, known)
     anchors = part.kind.anchors(records) if part.kind.anchors is not None else frozenset()
     pins = part.kind.pins(store, commit, records) if part.kind.pins is not None else frozenset()
     ranked = rank(records, part.kind.retention, RankContext(policy, now), anchors, pins)
@@ -334,9 +247,10 @@ def plan_reclaim(store: Store, part: Partition, policy: Policy, now: datetime,
     return ReclaimPlan(part.kind.name, part.scope, count, maximum, keep, evicted, tuple(moves))
 
 
-def _commit_reclaim(store: Store, part: Partition, policy: Policy, now: datetime) -> tuple[ReclaimPlan, str | None]:
+def _commit_reclaim(store: Store, part: Partition, policy: Policy, now: datetime,
+                    known: Mapping[pygit2.Oid, dict] | None) -> tuple[ReclaimPlan, str | None]:
     def plan_at(tip: pygit2.Commit | None) -> tuple[ReclaimPlan, Change]:
-        plan = plan_reclaim(store, part, policy, now, tip)
+        plan = plan_reclaim(store, part, policy, now, tip, known)
         return plan, moves_change(store, plan.moves, tip)
 
     return commit_planned(store, plan_at, lambda p: f"failres: consolidate {part.label} (archived {len(p.evicted)})")
@@ -357,18 +271,21 @@ class Consolidation:
 
 
 def consolidate(store: Store, policy: Policy, *, now: datetime | None = None, dry_run: bool = False,
-                names: Iterable[str] | None = None) -> Consolidation:
-    """Reclaim every store (or those named) that has reached its maximum; one commit each."""
+                names: Iterable[str] | None = None, known: Mapping[pygit2.Oid, dict] | None = None) -> Consolidation:
+    """Reclaim every store (or those named) that has reached its maximum; one commit each.
+
+    `known`: documents just written, by blob id, that need not be read back (an import's).
+    """
     now = now or datetime.now(UTC)
     plans: list[ReclaimPlan] = []
     commits: list[str] = []
     commit = store.commit_at()
     for part in partitions(store, names, commit):
         if dry_run:
-            plans.append(plan_reclaim(store, part, policy, now, commit))
+            plans.append(plan_reclaim(store, part, policy, now, commit, known))
             continue
         failpoint("reclaim")
-        plan, oid = _commit_reclaim(store, part, policy, now)
+        plan, oid = _commit_reclaim(store, part, policy, now, known)
         plans.append(plan)
         if oid is not None:
             commits.append(oid)
@@ -376,7 +293,8 @@ def consolidate(store: Store, policy: Policy, *, now: datetime | None = None, dr
 
 
 def reclaim_full_stores(store: Store, policy: Policy | Callable[[], Policy], *, names: Iterable[str] | None = None,
-                        now: datetime | None = None) -> Consolidation | None:
+                        now: datetime | None = None, known: Mapping[pygit2.Oid, dict] | None = None
+                        ) -> Consolidation | None:
     """Reclaim after a batch of writes (a run, an import, a fact); never raises.
 
     Called at the end of write paths that grow stores, not on every append: reclaim
@@ -388,7 +306,7 @@ def reclaim_full_stores(store: Store, policy: Policy | Callable[[], Policy], *, 
     """
     try:
         resolved = policy() if callable(policy) else policy
-        return consolidate(store, resolved, now=now, names=names)
+        return consolidate(store, resolved, now=now, names=names, known=known)
     except Exception:  # the write that called us has already landed; reclaim can wait
         log.exception("failres: reclaim after a write failed; run `git failres consolidate`")
         return None

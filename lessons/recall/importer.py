@@ -18,19 +18,21 @@ are add-only).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pygit2
 from pygit2.enums import ObjectType
 
 from lessons.errors import InvalidInput
 from lessons.jsontext import loads as loads_json
 from lessons.recall.lesson import COLLECTION, RESOLUTIONS, UNKNOWN
-from lessons.storage.records import derived_id, encode, record_path
+from lessons.storage.records import derived_id, encoded, record_path
 from lessons.redaction.redact import redact
 from lessons.recall.signature import signature as make_signature
 from lessons.storage.store import Change, Store
@@ -51,6 +53,9 @@ class ImportResult:
     imported: int
     unchanged: int
     commits: tuple[str, ...]
+    # What was written, by blob id, as a read of it would return it: the reclaim that
+    # follows an import ranks these without reading 200,000 blobs back (`read_grouped`).
+    documents: Mapping[pygit2.Oid, dict] = field(default_factory=dict, compare=False, repr=False)
 
 
 def _timestamp(value: object, key: str) -> str:
@@ -58,6 +63,14 @@ def _timestamp(value: object, key: str) -> str:
     if not isinstance(value, str) or not value.strip():
         msg = f"{key} must be an RFC 3339 timestamp string"
         raise ValueError(msg)
+    return _utc_text(value, key)
+
+
+# Another harness's lines share their times (a run writes many lessons in one second, a
+# file of resolved lessons shares its `resolved_at`): each text is parsed once. A bad one
+# raises every time, and exceptions are not cached.
+@functools.lru_cache(maxsize=8192)
+def _utc_text(value: str, key: str) -> str:
     try:
         parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
@@ -201,12 +214,13 @@ def import_lessons(store: Store, paths: Sequence[Path], *, batch_size: int = BAT
     """Check every line of every file, then write the lessons in batch commits."""
     # Each lesson is encoded as soon as it is read, while its redacted text is the one
     # redaction has just judged (see `lessons.redaction.redact`); nothing is written before the last line.
-    lessons = [(lesson["id"], encode(lesson)) for lesson in _checked(paths)]
+    lessons = [(lesson["id"], *encoded(lesson)) for lesson in _checked(paths)]
     tip = store.commit_at()
     tree = tip.tree if tip is not None else None
     new: list[tuple[str, bytes]] = []
+    documents: dict[pygit2.Oid, dict] = {}
     unchanged = 0
-    for rec_id, data in lessons:
+    for rec_id, data, document in lessons:
         path = record_path(COLLECTION, rec_id)
         existing = _file_at(store, tree, path)
         if existing == data:
@@ -216,10 +230,11 @@ def import_lessons(store: Store, paths: Sequence[Path], *, batch_size: int = BAT
             raise InvalidInput(msg, hint="records are add-only; give the imported lesson another id (or none)")
         else:
             new.append((path, data))
+            documents[pygit2.hash(data)] = document
     names = ", ".join(p.name for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
     commits = commit_all_or_nothing(store, new, f"failres: import {len(new)} lessons from {names}", batch_size)
     return ImportResult(tuple(str(p) for p in paths), len(lessons), len(new), unchanged,
-                        tuple(str(c) for c in commits))
+                        tuple(str(c) for c in commits), documents)
 
 
 def _file_at(store: Store, tree, path: str) -> bytes | None:

@@ -306,7 +306,14 @@ _STAGE_ONE_REPLACEMENTS: dict[str, Callable[[str], str]] = {
     "port": lambda _: "port <port>",
     "tally": lambda _: "<n>",
 }
-_STAGE_ONE = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in _STAGE_ONE_RULES))
+# Every rule but `marker` starts only where no ASCII letter or digit comes before (each
+# says so in its own lookbehind), and a marker starts with `[`. Said once in front of the
+# alternation, a position inside a word is refused by one test instead of by each rule in
+# turn: the same matches, a fifth of the time (stage one was most of a bulk import's
+# signatures). `test_signature` checks the premise on every rule.
+_STAGE_ONE_START = r"(?:(?<![0-9A-Za-z])|(?=\[))"
+_STAGE_ONE = re.compile(_STAGE_ONE_START + "(?:" + "|".join(f"(?P<{name}>{pattern})"
+                                                             for name, pattern in _STAGE_ONE_RULES) + ")")
 _STAGE_ONE_BASES = {
     "temp": re.compile(rf"(?:{_UNIX_TEMP_BASE}|{_WINDOWS_TEMP_BASE})"),
     "home": re.compile(_HOME_BASE),

@@ -67,19 +67,31 @@ def write_chain(git_dir: Path, parent: pygit2.Commit | None, batches: Sequence[t
     import uuid
 
     temp_ref = f"refs/failres/bulk/{uuid.uuid4().hex}"
-    stream = b"".join(_stream(temp_ref, parent if n == 0 else None, change, message, signature, mark=n + 1)
-                      for n, (change, message) in enumerate(batches)) + b"done\n"
+    # Every batch is checked for paths fast-import cannot take before git starts: a refused
+    # path falls back to libgit2 with nothing half-written.
+    for change, _ in batches:
+        for path in (*change.puts, *change.deletes):
+            _quoted(path)
     env = {k: v for k, v in os.environ.items() if k not in _LOCATING}
     env["GIT_DIR"] = str(git_dir)
     env.setdefault("GLIBC_TUNABLES", _KEEP_FREED_MEMORY)
     with tempfile.TemporaryDirectory(prefix="failres-bulk-") as scratch:
         marks = Path(scratch) / "marks"
         try:
-            done = subprocess.run(["git", "-c", "gc.auto=0", "fast-import", "--quiet", "--done",
-                                   f"--export-marks={marks}"], input=stream, env=env, capture_output=True,
-                                  check=False)
-            if done.returncode != 0:
-                return None
+            # Fed batch by batch through a pipe: git writes one batch while the next is built.
+            with subprocess.Popen(["git", "-c", "gc.auto=0", "fast-import", "--quiet", "--done",
+                                   f"--export-marks={marks}"], stdin=subprocess.PIPE, env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as git:
+                try:
+                    for n, (change, message) in enumerate(batches):
+                        git.stdin.write(_stream(temp_ref, parent if n == 0 else None, change, message, signature,
+                                                mark=n + 1))
+                    git.stdin.write(b"done\n")
+                    git.stdin.close()
+                except BrokenPipeError:  # git stopped reading: its exit status says why
+                    pass
+                if git.wait() != 0:
+                    return None
             made = dict(line.split(" ", 1) for line in marks.read_text().split("\n") if line)
         except (OSError, ValueError):
             return None
@@ -114,7 +126,7 @@ def _stream(ref: str, parent: pygit2.Commit | None, change: Change, message: str
 def _quoted(path: str) -> bytes:
     # Record paths are ASCII ids under fixed directory names; a path fast-import would read
     # differently (a quote, a space at the start, a newline) is refused by the caller's checks.
-    if any(c in path for c in '"\n\\') or path.startswith(" "):
+    if '"' in path or "\n" in path or "\\" in path or path.startswith(" "):
         msg = f"record path {path!r} cannot be streamed"
         raise ValueError(msg)
     return path.encode()

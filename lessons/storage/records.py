@@ -76,15 +76,38 @@ def now_ts() -> str:
 
 def encode(data: Mapping[str, object]) -> bytes:
     """Canonical bytes of a record: redacted, sorted keys, 2-space indent, newline."""
+    return encoded(data)[0]
+
+
+def encoded(data: Mapping[str, object]) -> tuple[bytes, dict]:
+    """`encode`'s bytes and the redacted document they spell (what `decode` of them returns,
+    where the record holds only JSON's own types)."""
     # Imported here: redaction compiles its patterns, which a read of records never needs.
     from lessons.redaction.redact import redact_value
 
     clean = redact_value(dict(data))
     try:
-        text = _indented(clean, 0)
+        text = _flat(clean) if _is_flat(clean) else _indented(clean, 0)
     except _Unusual:
         text = json.dumps(clean, sort_keys=True, indent=2, ensure_ascii=False)
-    return (text + "\n").encode("utf-8")
+    return (text + "\n").encode("utf-8"), clean
+
+
+_SCALARS = (str, type(None), bool, int, float)
+# One line per member, as `indent=2` writes a flat object; a newline inside a string is
+# escaped, so the separator can only ever stand between members.
+_FLAT = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",\n  ", ": "))
+
+
+def _is_flat(value: object) -> bool:
+    """A non-empty object of string keys and scalar values, written whole by json's C encoder."""
+    return (type(value) is dict and bool(value)
+            and all(type(key) is str and type(item) in _SCALARS for key, item in value.items()))
+
+
+def _flat(value: dict) -> str:
+    """`_indented(value, 0)` of a flat object, character for character, without a call per member."""
+    return "{\n  " + _FLAT.encode(value)[1:-1] + "\n}"
 
 
 class _Unusual(Exception):

@@ -345,3 +345,32 @@ def test_a_coloured_line_has_the_signature_of_the_same_line_uncoloured():
     coloured = "\x1b[31mFAILED tests/test_a.py::test_b\x1b[0m\x1b[31;1m 1 failed\x1b[0m\x1b[31m in 0.03s\x1b[0m"
     assert signature("gate-not-green-after-fixer", coloured) == signature(
         "gate-not-green-after-fixer", "FAILED tests/test_a.py::test_b 1 failed in 0.03s")
+
+
+def test_every_rule_but_the_marker_starts_only_after_no_letter_or_digit() -> None:
+    """Stage one refuses a position inside a word once, before trying any rule (the premise:
+    each rule says so in its own lookbehind, and a marker starts with `[`)."""
+    from lessons.recall import signature as module
+
+    starts = (r"(?<![0-9A-Za-z])", r"(?<![\w.])", r"(?<![\w.:])", r"(?<![\w])", module._PATH_START)
+    for name, pattern in module._STAGE_ONE_RULES:
+        if name == "marker":
+            assert pattern.startswith(r"\[")
+            continue
+        branches = [pattern] if name != "duration" else pattern.split("|(?<!")
+        branches = [b if b.startswith("(?<") else "(?<!" + b for b in branches]
+        assert all(branch.startswith(starts) for branch in branches), name
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["a", "Z", "0", "7", "f", ":", "/", ".", " ", "-", "_", "[", "]", "x", "pid ",
+                                 "line ", "12:30:45", "2030-01-02", "/tmp/", "/home/u/", "0x7f3a0000beef",
+                                 "deadbeef1", "3 passed", "Ran 4", "5ms", "C:\\", "[REDACTED:x]", "(3,4)"]),
+                max_size=14).map("".join))
+def test_stage_one_with_its_guard_matches_what_the_rules_alone_match(text: str) -> None:
+    import re
+
+    from lessons.recall import signature as module
+
+    unguarded = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in module._STAGE_ONE_RULES))
+    assert module._STAGE_ONE.sub(module._replace_stage_one, text) == unguarded.sub(module._replace_stage_one, text)

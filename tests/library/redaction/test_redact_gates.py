@@ -13,11 +13,14 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import git
 from lessons.storage import bulk
 from lessons.redaction import known_secrets, redact
 from lessons.recall.importer import import_lessons
+from lessons.redaction.secret_gates import candidates
 from lessons.redaction.secret_shapes import PATTERNS
 from lessons.storage.store import Store
 from test_no_secrets import everything_git_holds, load_canaries, load_lookalikes
@@ -167,3 +170,57 @@ def test_a_known_value_is_found_with_invisible_characters_between_its_letters(mo
         out = redact.redact(f"the value is {spread}.")
         assert out == f"the value is {known_secrets.MARKER}.", repr(gap)
     assert redact.redact("pa55 w0rd known") == "pa55 w0rd known"  # other letters between: another text
+
+
+def field_by_field(record: dict) -> dict:
+    """`redact_value` of a record without the whole-record proof: each field judged alone."""
+    return {key: redact._redact_field(key, item) for key, item in record.items()}
+
+
+def test_a_record_redacted_whole_is_the_record_redacted_field_by_field(monkeypatch) -> None:
+    """The whole-record shortcut (no shape can match the fields joined, so none matches one)
+    returns what redacting each field does, for records built from every corpus text."""
+    monkeypatch.setattr(known_secrets, "_values", frozenset())
+    corpus = texts()
+    shortcut = 0
+    for n, text in enumerate(corpus):
+        for record in ({"message": text, "slug": "s", "n": n},
+                       {"a": corpus[(n + 1) % len(corpus)][:n % 40], "b": text[n % 7:], "c": [text[:5], "x"]},
+                       {"ts": "2030-01-01T00:00:00.000000Z", "id": f"{n:016x}", "message": f"plain line {n}",
+                        "resolved_by": None, "package": text[-(n % 9):] if n % 9 else ""}):
+            redact.forget_judged()
+            assert redact.redact_value(record) == field_by_field(record), record
+            shortcut += redact._unchanged_record(record) is not None
+    assert shortcut > 100  # the shortcut itself was taken, not only the field-by-field way
+
+
+_GATE_WORDS = ("-", ":", "=", "gh", "gl", "sk-", "-p", "-u", "key", "pass", "token", "aws", "secret", "://",
+               "eyJ", "AIza", "xox", "SG.", "hf_", "npm_", "_live_", "a1B2c3D4e5F6g7H8i9J0", "Aa0" * 14, " ")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_GATE_WORDS), max_size=6).map("".join), min_size=1, max_size=5))
+def test_no_shape_can_match_a_field_when_none_can_match_the_fields_joined(fields) -> None:
+    """The premise of the shortcut: the gates of the joined text are a superset of each field's."""
+    joined = candidates("\n".join(fields))
+    for field in fields:
+        assert set(candidates(field)) <= set(joined), field
+
+
+def test_a_record_with_a_remembered_value_is_judged_field_by_field(monkeypatch) -> None:
+    monkeypatch.setattr(known_secrets, "_values", frozenset())
+    known_secrets.remember_secret_values(["plain-looking-value"])
+    record = {"message": "it was plain-looking-value", "slug": "s"}
+    assert redact._unchanged_record(record) is None
+    assert redact.redact_value(record)["message"] == f"it was {known_secrets.MARKER}"
+
+
+def test_flat_records_are_written_as_json_dumps_writes_them() -> None:
+    from lessons.storage.records import encode
+
+    for document in ({"id": "0123456789abcdef", "z": "a,\n  b", "m": "ünï \u2028 \"q\" \\", "n": -3, "f": 1e-9,
+                      "nan": float("nan"), "inf": float("-inf"), "t": True, "none": None},
+                     {"only": ""}):
+        expected = (json.dumps(redact.redact_value(document), sort_keys=True, indent=2, ensure_ascii=False)
+                    + "\n").encode()
+        assert encode(document) == expected
