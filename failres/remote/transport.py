@@ -40,6 +40,15 @@ FETCH_CONFIG = ("protocol.version=2", "core.logAllRefUpdates=false")
 DEFAULT_BRANCHES = "refs/heads/failres"
 
 
+def claim_of_ref(repo: pygit2.Repository, name: str, base: str) -> Claim | None:
+    """The claim the fetched copy `name` (`<base><slug>/<task>`) holds; None for a ref or commit that is none."""
+    slug, _, task = name[len(base):].partition("/")
+    commit = repo.get(repo.references[name].target)
+    if not task or "/" in task or not isinstance(commit, pygit2.Commit):
+        return None
+    return parse_claim(slug, task, commit.message, str(commit.id))
+
+
 class Unreachable(GitError):
     """The remote could not be reached (or refused to talk): nothing was moved."""
 
@@ -241,12 +250,7 @@ def fetch_claims(top: Path, remote: str, slug: str = "", *,
         claims = {}
         base = f"refs/remotes/{remote}/failres-claims/"
         for name in repo.references:
-            if not name.startswith(prefix):
-                continue
-            owner, _, task = name[len(base):].partition("/")
-            commit = repo.get(repo.references[name].target)
-            if task and "/" not in task and isinstance(commit, pygit2.Commit):
-                claim = parse_claim(owner, task, commit.message, str(commit.id))
-                if claim is not None:
-                    claims[(owner, task)] = claim
+            claim = claim_of_ref(repo, name, base) if name.startswith(prefix) else None
+            if claim is not None:
+                claims[(claim.slug, claim.task)] = claim
         return claims

@@ -30,8 +30,8 @@ from failres.engine import state
 from failres.errors import GitError, UsageError
 from failres.gitops.git import first_error_line, try_git
 from failres.journal import list_slugs, read_journal
-from failres.remote.claims import CLAIMS_PREFIX, Claim, parse_claim
-from failres.remote.transport import DEFAULT_BRANCHES
+from failres.remote.claims import CLAIMS_PREFIX, Claim
+from failres.remote.transport import DEFAULT_BRANCHES, claim_of_ref
 from failres.remote.sync import check_remote
 from lessons.storage.store import Store
 
@@ -97,12 +97,9 @@ def _fetch_view(top: Path, remote: str, store_ref: str, slug: str | None, task_b
         branches: dict[str, str] = {}
         for name in repo.references:
             if name.startswith(claims_at + plan):
-                owner, _, task = name[len(claims_at):].partition("/")
-                commit = repo.get(repo.references[name].target)
-                if task and "/" not in task and isinstance(commit, pygit2.Commit):
-                    claim = parse_claim(owner, task, commit.message, str(commit.id))
-                    if claim is not None:
-                        claims[(owner, task)] = claim
+                claim = claim_of_ref(repo, name, claims_at)
+                if claim is not None:
+                    claims[(claim.slug, claim.task)] = claim
             elif name.startswith(branches_at + plan):
                 branches[name[len(branches_at):]] = str(repo.references[name].target)
         store = Store(repo, tracking) if tracking in repo.references else None
