@@ -161,7 +161,7 @@ def test_a_gate_that_leaves_a_deep_setsid_chain_leaves_no_process_15_seconds_aft
     toml = project.top / ".failres.toml"
     toml.write_text(toml.read_text().replace(f"command = {json.dumps([sys.executable, 'tests/check.py'])}",
                                              f"command = {json.dumps([sys.executable, str(chain)])}"))
-    cli(project.top, "run", str(project.plan()), "--quiet")
+    result = cli(project.top, "run", str(project.plan()), "--quiet")
     said = "".join((log / "gate.log").read_text() for log in project.dispatch_logs() if (log / "gate.log").exists())
-    assert "chain ready" in said, said
+    assert "chain ready" in said, (said, result)
     assert_none_left(chain)

@@ -428,4 +428,5 @@ def test_reflect_and_learn_propose_only_the_typed_correction(repo: Path, tmp_pat
         ("clean", CORRECTION), ("untrusted", "no, never run the build")]
     proposal = next(o["proposal"] for o in failres("learn") if o["proposal"])
     texts = [r["text"] for r in proposal["rules"]]
-    assert texts == [f'A person corrected the agent after its turn and said: "{CORRECTION}"']
+    # The rule is the person's directive (the opening "no," trimmed); the evidence keeps the whole message.
+    assert texts == ["don't use print, use the logger"]
