@@ -40,8 +40,8 @@ from failres.engine.taxonomy import (
     REPEATED_FAILURE_STOP,
     WRAPPER_ENGINE_DOWN,
 )
-from failres.errors import UsageError
-from failres.gitops.branches import ensure_task_branch, patch_tree
+from failres.errors import GitError, UsageError
+from failres.gitops.branches import checked_patch_tree, ensure_task_branch, patch_tree, read_patch
 from failres.gitops.verify import ObjectsPoisoned
 from failres.journal import read_journal
 from failres.sandbox.world import SeatWorld
@@ -77,7 +77,13 @@ class TaskRun(RunSteps):
             msg = f"task {self.task.id} has no gate and the configuration defines none"
             raise UsageError(msg, hint="add a [gates.NAME] section to .failres.toml")
         self.prepare(events)
-        patched = patch_tree(self.engine.top, self.int_head, patch) if patch is not None else None
+        # Checked now, before anything is written; the tree is made again in the task's own
+        # object directory once its workspace exists (`run_exact_patch`).
+        patched = None
+        if patch is not None:
+            self.patch_name, self.patch_bytes = patch, read_patch(patch)
+            patched = checked_patch_tree(self.engine.top, self.engine.git_dir, self.int_head, self.patch_bytes,
+                                         name=patch)
         if current == "running":
             # The journal says running but nobody holds the lock: that run died.
             self.journal("interrupted", reason="lost")
@@ -238,12 +244,19 @@ class TaskRun(RunSteps):
 
         The person approved patch A; silently applying a repaired patch B would break
         the promise that what was previewed is what lands. The task's tree is the
-        patch applied to the start commit, computed without the workspace at all.
+        patch applied to the start commit, computed without the workspace's files, into the
+        task's own object directory: only a green patch's objects enter the person's database.
         """
         from failres.gitops.scope import match_scope
 
         self.step("patch")
-        changed = gitops.changed_between(self.engine.top, self.tree, patched)
+        # The same patch on the same start makes the same tree, now in the task's object directory.
+        made = patch_tree(self.engine.top, self.int_head, self.patch_bytes, self.workspace.objects,
+                          name=self.patch_name)
+        if made != patched:
+            msg = f"the approved patch made tree {made[:12]} where its check made {patched[:12]}"
+            raise GitError(msg, hint="run the task again")
+        changed = gitops.changed_between(self.engine.top, self.tree, patched, self.workspace.objects)
         _, rejected = match_scope(changed, self.allow, self.config.scope.protected)
         if rejected:
             self.journal("scope-violation", files=list(rejected), seat="patch")

@@ -22,7 +22,7 @@ from importlib import import_module
 # and the branch, commit and state modules bring pygit2's writing side and the reaper.
 _FROM = {
     "changed_between": "branches", "commit_tree": "branches", "ensure_task_branch": "branches",
-    "move_branch": "branches", "patch_tree": "branches",
+    "move_branch": "branches", "patch_tree": "branches", "checked_patch_tree": "branches", "read_patch": "branches",
     "TASK_TRAILER_KEY": "commits", "head_commit": "commits", "message_with_trailer": "commits",
     "task_trailer": "commits",
     "working_state_tree": "state",
@@ -50,6 +50,8 @@ __all__ = [
     "message_with_trailer",
     "move_branch",
     "patch_tree",
+    "checked_patch_tree",
+    "read_patch",
     "task_trailer",
     "working_state_tree",
 ]

@@ -22,6 +22,7 @@ import pygit2
 from failres.errors import GitError, UsageError
 from failres.gitops.commits import message_with_trailer
 from failres.gitops.git import first_error_line, run_git, split_nul, try_git
+from failres.gitops.task_objects import TaskObjects
 from failres.gitops.worktrees import list_worktrees
 
 ZERO = "0" * 40
@@ -86,23 +87,49 @@ def tree_of(top: Path, commit: str) -> str:
     return run_git(top, ["rev-parse", f"{commit}^{{tree}}"]).decode().strip()
 
 
-def patch_tree(top: Path, start: str, patch_file: Path) -> str:
-    """The tree of `start` with `patch_file` applied exactly; UsageError with git's reason if it does not apply."""
-    patch = Path(patch_file).resolve()
+def read_patch(patch_file: Path) -> bytes:
+    """The approved patch's bytes, read once: what is checked is what is applied, whatever the file holds later."""
+    try:
+        return Path(patch_file).read_bytes()
+    except OSError as error:
+        msg = f"patch {patch_file} cannot be read: {error.strerror or error}"
+        raise UsageError(msg, hint="give the path of the patch file, e.g. one `git diff` wrote") from None
+
+
+def patch_tree(top: Path, start: str, patch: bytes, objects: TaskObjects, *, name: Path) -> str:
+    """The tree of `start` with `patch` (the bytes of the file `name`) applied exactly;
+    UsageError with git's reason if it does not apply.
+
+    The tree and the patch's blobs are written into `objects` (a task's own object
+    directory, or a scratch one for a check), never into the person's database: an
+    approved patch that leaves the gate red adds nothing there, as no red attempt does;
+    what a task commits is brought in when it commits (`TaskObjects.bring_in`).
+    """
     with tempfile.TemporaryDirectory(prefix="failres-patch-") as scratch:
-        index = str(Path(scratch) / "index")
-        env = {"GIT_INDEX_FILE": index}
+        index, applied = Path(scratch) / "index", Path(scratch) / "approved.diff"
+        applied.write_bytes(patch)
+        objects.path.mkdir(parents=True, exist_ok=True)
+        env = {"GIT_INDEX_FILE": str(index), **objects.env()}
         run_git(top, ["read-tree", start], env=env)
-        completed = try_git(top, ["apply", "--cached", "--whitespace=nowarn", str(patch)], env=env)
+        completed = try_git(top, ["apply", "--cached", "--whitespace=nowarn", str(applied)], env=env)
         if completed.returncode != 0:
-            reason = first_error_line(completed.stderr).removeprefix("error: ")
-            msg = f"patch {patch_file} does not apply to the task's start ({start[:12]}): {reason}"
-            hint = f"make the patch against {start[:12]}; `git apply --check {patch_file}` there shows why"
+            reason = first_error_line(completed.stderr).removeprefix("error: ").replace(str(applied), str(name))
+            msg = f"patch {name} does not apply to the task's start ({start[:12]}): {reason}"
+            hint = f"make the patch against {start[:12]}; `git apply --check {name}` there shows why"
             raise UsageError(msg, hint=hint)
         return run_git(top, ["write-tree"], env=env).decode().strip()
 
 
-def changed_between(top: Path, old_tree: str, new_tree: str) -> list[str]:
-    """Every path that differs between two trees (both halves of a rename)."""
-    output = run_git(top, ["diff-tree", "-r", "-z", "--name-only", "--no-renames", old_tree, new_tree])
+def checked_patch_tree(top: Path, git_dir: Path, start: str, patch: bytes, *, name: Path) -> str:
+    """`patch_tree` into a scratch object directory that goes with the check: whether the
+    patch applies (UsageError if not) and the tree it makes, before any workspace exists."""
+    with tempfile.TemporaryDirectory(prefix="failres-patch-objects-") as scratch:
+        return patch_tree(top, start, patch, TaskObjects(git_dir, Path(scratch) / "objects"), name=name)
+
+
+def changed_between(top: Path, old_tree: str, new_tree: str, objects: TaskObjects | None = None) -> list[str]:
+    """Every path that differs between two trees (both halves of a rename); `objects`: a
+    task's object directory, for a tree only it holds yet."""
+    output = run_git(top, ["diff-tree", "-r", "-z", "--name-only", "--no-renames", old_tree, new_tree],
+                     env=objects.env() if objects is not None else None)
     return sorted(set(split_nul(output)))

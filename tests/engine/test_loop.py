@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -246,8 +248,14 @@ def test_prior_failures_ride_in_the_next_prompt(project: Project, cli) -> None:
     assert "gate-not-green-after-fixer: gate check red after the implementer" in result.out
 
 
+def _objects(top: Path) -> set[str]:
+    listed = git(top, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")
+    return set(listed.split())
+
+
 def test_an_exact_patch_that_stays_red_is_rolled_back_and_never_repaired(project: Project, cli, tmp_path: Path) -> None:
     project.configure(implementer=[NOTHING], fixer=[FIX])
+    before = _objects(project.top)
     patch = tmp_path / "approved.diff"
     patch.write_text(
         "--- a/src/calc.py\n+++ b/src/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a * b\n"
@@ -258,6 +266,10 @@ def test_an_exact_patch_that_stays_red_is_rolled_back_and_never_repaired(project
     q = quarantine_event(project)
     assert q["failClass"] == "exact-patch-red"
     assert git(project.top, "rev-parse", "failres/rr/t1").strip() == q["intHead"]
+    # What entered the person's objects is what a ref names (the quarantine's snapshot), nothing loose.
+    added = _objects(project.top) - before
+    named = {line.split()[0] for line in git(project.top, "rev-list", "--objects", "--all").splitlines()}
+    assert added and added <= named
 
 
 def test_an_exact_patch_that_turns_the_gate_green_is_committed(project: Project, cli, tmp_path: Path) -> None:
@@ -269,6 +281,29 @@ def test_an_exact_patch_that_turns_the_gate_green_is_committed(project: Project,
     result = cli(project.top, "run", str(project.plan()), "--task", "t1", "--patch", str(patch), "--quiet")
     assert result.code == 0, result.err
     assert project.branch_file("src/calc.py") == FIXED
+    check = subprocess.run(["git", "fsck", "--strict"], cwd=project.top, capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr  # the committed patch's objects were brought in
+
+
+def test_an_exact_patch_whose_gate_cannot_run_adds_nothing_to_the_persons_objects(project: Project, cli,
+                                                                                   tmp_path: Path) -> None:
+    """The patch is checked before anything runs, into an object directory that goes with the check."""
+    project.configure(implementer=[NOTHING])
+    toml = project.top / ".failres.toml"
+    toml.write_text(toml.read_text().replace(json.dumps([sys.executable, "tests/check.py"]),
+                                             json.dumps(["no-such-gate-program-here"])))
+    patch = tmp_path / "approved.diff"
+    patch.write_text("--- a/src/calc.py\n+++ b/src/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n"
+                     "+    return a + 40\n")
+    before = _objects(project.top)
+    result = cli(project.top, "run", str(project.plan()), "--task", "t1", "--patch", str(patch), "--quiet")
+    assert result.code == 1, result.err
+    assert quarantine_event(project)["failClass"] == "gate-unavailable"
+    blob = subprocess.run(["git", "hash-object", "--stdin"], cwd=project.top, capture_output=True, text=True,
+                          input="def add(a, b):\n    return a + 40\n").stdout.strip()
+    assert subprocess.run(["git", "cat-file", "-e", blob], cwd=project.top, capture_output=True).returncode != 0
+    named = {line.split()[0] for line in git(project.top, "rev-list", "--objects", "--all").splitlines()}
+    assert _objects(project.top) - before <= named
 
 
 def test_a_patch_that_does_not_apply_is_a_clear_error(project: Project, cli, tmp_path: Path) -> None:

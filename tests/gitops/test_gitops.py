@@ -6,6 +6,7 @@ seat changed, putting the files back) have their own tests in test_workspace.py.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from failres.gitops.scope import glob_matches, match_scope
 from failres.containment.tamper import OwnMoves
 from failres.errors import GitError, UsageError
 from failres.gitops.status import parse_status
+from failres.gitops.task_objects import TaskObjects
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "Seat Tester",
@@ -145,17 +147,26 @@ def test_an_exact_patch_becomes_a_tree_without_touching_any_checkout(project: Pa
     patch = tmp_path / "p.diff"
     patch.write_text(git(project, "diff"))
     git(project, "checkout", "-q", "--", ".")
-    tree = gitops.patch_tree(project, start, patch)
-    assert git(project, "show", f"{tree}:src/a.py") == "a = 99\n"
-    assert gitops.changed_between(project, head(project, "HEAD^{tree}"), tree) == ["src/a.py"]
+    objects = TaskObjects(project / ".git", tmp_path / "task-objects")
+    tree = gitops.patch_tree(project, start, patch.read_bytes(), objects, name=patch)
+    shown = subprocess.run(["git", "show", f"{tree}:src/a.py"], cwd=project, capture_output=True, text=True,
+                           env={**os.environ, **objects.env()})
+    assert shown.stdout == "a = 99\n"
+    assert gitops.changed_between(project, head(project, "HEAD^{tree}"), tree, objects) == ["src/a.py"]
     assert git(project, "status", "--porcelain") == ""
+    # The tree and the patch's blob are the task's alone until it commits: the person's database has neither.
+    blob = subprocess.run(["git", "hash-object", "--stdin"], cwd=project, input="a = 99\n", capture_output=True,
+                          text=True).stdout.strip()
+    for oid in (tree, blob):
+        assert subprocess.run(["git", "cat-file", "-e", oid], cwd=project, capture_output=True).returncode != 0
 
 
 def test_a_patch_that_does_not_apply_is_a_usage_error_with_gits_reason(project: Path, tmp_path: Path) -> None:
     patch = tmp_path / "bad.diff"
     patch.write_text("--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1 @@\n-not there\n+x\n")
     with pytest.raises(UsageError, match="does not apply to the task's start .*patch failed"):
-        gitops.patch_tree(project, head(project), patch)
+        gitops.patch_tree(project, head(project), patch.read_bytes(), TaskObjects(project / ".git", tmp_path / "o"),
+                          name=patch)
 
 
 def test_a_message_that_ends_in_trailers_gets_the_task_trailer_in_the_same_block() -> None:
