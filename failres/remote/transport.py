@@ -86,16 +86,23 @@ def first_refusal(statuses: dict[str, tuple[bool, str]], refs: list[str], fallba
 
 
 @contextmanager
-def _fetch_turn(git_dir: Path):
+def repo_turn(git_dir: Path, name: str):
+    """Processes writing the same tracking refs of one repository take turns (`<git dir>/failres/<name>`):
+    two fetches into them at once would fail on git's ref locks."""
     directory = git_dir / "failres"
     directory.mkdir(parents=True, exist_ok=True)
-    with _FETCH_TURNS:
-        fd = os.open(directory / "claims.flock", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
+    fd = os.open(directory / name, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def _fetch_turn(git_dir: Path):
+    with _FETCH_TURNS, repo_turn(git_dir, "claims.flock"):  # threads of one runner, then processes
+        yield
 
 
 @dataclass

@@ -17,9 +17,7 @@ and journals `interrupted` (reason `cancel`), and no other runner takes the task
 
 from __future__ import annotations
 
-import fcntl
 import os
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,7 +29,7 @@ from failres.errors import GitError, UsageError
 from failres.gitops.git import first_error_line, try_git
 from failres.journal import list_slugs, read_journal
 from failres.remote.claims import CLAIMS_PREFIX, Claim
-from failres.remote.transport import DEFAULT_BRANCHES, claim_of_ref
+from failres.remote.transport import DEFAULT_BRANCHES, claim_of_ref, repo_turn
 from failres.remote.sync import check_remote
 from lessons.storage.store import Store
 
@@ -86,7 +84,7 @@ def _fetch_view(top: Path, remote: str, store_ref: str, slug: str | None, task_b
     specs = [f"+{CLAIMS_PREFIX}{plan}*:{claims_at}{plan}*", f"+{store_ref}*:{tracking}*",
              f"+{task_branches.rstrip('/')}/{plan}*:{branches_at}{plan}*"]
     repo = pygit2.Repository(str(top))
-    with _view_turn(Path(repo.path)):
+    with repo_turn(Path(repo.path), "view.flock"):
         done = try_git(top, ["fetch", "--quiet", "--prune", "--no-tags", "--no-write-fetch-head", remote, *specs],
                        config=("core.logAllRefUpdates=false",))
         if done.returncode != 0:
@@ -104,19 +102,6 @@ def _fetch_view(top: Path, remote: str, store_ref: str, slug: str | None, task_b
                 branches[name[len(branches_at):]] = str(repo.references[name].target)
         store = Store(repo, tracking) if tracking in repo.references else None
     return _Seen(claims, store, branches)
-
-
-@contextmanager
-def _view_turn(git_dir: Path):
-    """Looks of one repository take turns: two fetches into the same tracking refs would fail on git's ref locks."""
-    directory = git_dir / "failres"
-    directory.mkdir(parents=True, exist_ok=True)
-    fd = os.open(directory / "view.flock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
 
 
 def untrusted_claims(claims: dict[tuple[str, str], Claim], branches: dict[str, str]) -> set[tuple[str, str]]:

@@ -315,6 +315,18 @@ def test_a_patch_that_does_not_apply_is_a_clear_error(project: Project, cli, tmp
     assert result.err.startswith("error: ") and "hint:" in result.err
 
 
+def test_a_patch_file_that_cannot_be_read_is_a_clear_error_and_nothing_is_written(project: Project, cli,
+                                                                                 tmp_path: Path) -> None:
+    project.configure(implementer=[NOTHING])
+    store_before = git(project.top, "rev-parse", "refs/failres/store")
+    result = cli(project.top, "run", str(project.plan()), "--task", "t1", "--patch", str(tmp_path / "gone.diff"),
+                 "--quiet")
+    assert result.code == 2
+    assert result.err.startswith("error: patch ") and len(result.err.strip().splitlines()) <= 2
+    assert git(project.top, "rev-parse", "refs/failres/store") == store_before
+    assert "failres/rr/t1" not in git(project.top, "branch", "--list", "failres/*")
+
+
 def test_status_reports_each_state(project: Project, cli) -> None:
     project.configure(implementer=[NOTHING])
     run(cli, project)

@@ -110,7 +110,8 @@ def test_a_red_that_turned_on_one_tasks_files_is_not_reused_for_a_task_without_t
     that test, the same head is a gate that cannot run: it runs its own preflight and no seat is paid."""
     project = Project.create(tmp_path)
     gate = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_new.py"]
-    implementer = project.agent("impl", [{"write": {"tests/test_new.py": "def test_new():\n    assert True\n"}}] * 2)
+    new_test = "def test_new():\n    assert 2 + 2 == 4\n"
+    implementer = project.agent("impl", [{"write": {"tests/test_new.py": new_test}}] * 2)
     (project.top / ".failres.toml").write_text("\n".join([
         "[gates.check]", f"command = {json.dumps(gate)}", 'cwd = "worktree"', 'timeout = "60s"',
         "[bindings.impl]", f"command = {json.dumps(implementer)}", 'timeout = "60s"',
