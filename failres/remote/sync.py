@@ -229,9 +229,15 @@ def _fetch(top: Path, remote: str, ref: str, snapshots: bool) -> None:
         raise GitError(msg, hint="check the remote with `git remote -v`; nothing was changed locally")
 
 
+# Protocol v2 whatever the person's own `protocol.version`: the remote then lists only the refs
+# under the refspecs' prefixes (`ref-prefix`), not every branch, tag and claim it holds.
+NARROW = ("protocol.version=2",)
+
+
 def _fetch_specs(top: Path, remote: str, specs: list[str]) -> subprocess.CompletedProcess[bytes]:
     # --prune: a tracking ref whose remote ref is gone would be a lease that can never hold.
-    return _git(top, "fetch", "--quiet", "--prune", "--no-tags", "--no-write-fetch-head", remote, *specs)
+    return try_git(top, ["fetch", "--quiet", "--prune", "--no-tags", "--no-write-fetch-head", remote, *specs],
+                   config=NARROW)
 
 
 def _refs_under(repo: pygit2.Repository, prefix: str) -> dict[str, pygit2.Oid]:
