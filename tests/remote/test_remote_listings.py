@@ -16,10 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git, run_failres
-from failres.journal import event_put, make_event
-from lessons.storage.records import change_of
-from lessons.storage.store import Store
-from test_sync import make_clone, make_remote, write_lessons
+from test_remote_plain_lines import synced  # noqa: F401 - the fixture: a clone and a remote of one store
 
 OTHERS = 25  # branches, tags and another plan's claims the remote holds beside what failres asks for
 # A ref the remote advertised, as the client read it (`fetch<`, `git<`: whichever program listed it).
@@ -33,15 +30,10 @@ def advertised(trace: Path) -> list[str]:
 
 
 @pytest.fixture
-def crowded(tmp_path: Path) -> tuple[Path, Path]:
+def crowded(synced: tuple[Path, Path]) -> tuple[Path, Path]:
     """(bare remote, a clone) with the same store, a plan's claim and task branch on the remote, and
     many refs besides; the clone's own config asks for protocol v0 (everything advertised)."""
-    bare = make_remote(tmp_path)
-    clone = make_clone(tmp_path, bare, "a")
-    write_lessons(clone, 2)
-    Store(clone).commit(change_of([event_put(make_event("task-started", "rr", "t1", intHead="a" * 40))]),
-                        "failres: e")
-    assert run_failres(clone, "sync").returncode == 0
+    bare, clone = synced
     head = git(clone, "rev-parse", "HEAD").strip()
     refs = ["refs/heads/failres/rr/t1", "refs/failres/claims/rr/t1"]
     refs += [f"refs/heads/feature-{n}" for n in range(OTHERS)] + [f"refs/tags/v{n}" for n in range(OTHERS)]
