@@ -129,11 +129,12 @@ def _refuse_seats(args: list[str]) -> None:
 def _refuse_seat_for(command: str) -> None:
     if command not in WRITES:
         return
-    from failres.clidoc.model import PROGRAM
-    from failres.errors import UsageError
     from failres.processes.ancestry import seat_supervisor
 
     if seat_supervisor() is not None:
+        from failres.clidoc.model import PROGRAM  # the command tree's model: only a refusal names it
+        from failres.errors import UsageError
+
         msg = f"'{PROGRAM} {command}' cannot be run by a seat: it changes what only a person or the run decides"
         raise UsageError(msg, hint="a seat may read (status, journal, lessons, prompt); a person answers decisions")
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 
 from failres.cli.common import emit_json, open_context
-from failres.cli.tables import print_lines
 from failres.remote.sync import SyncResult, default_remote, sync_store, upstream_remote
 
 # The joins after which the local store holds records it did not hold before the sync.
@@ -72,4 +71,6 @@ def sync_command(remote: str | None, json_out: bool) -> None:
     if json_out:
         emit_json(result.document())
         return
+    from failres.cli.tables import print_lines
+
     print_lines(describe(result))

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -244,6 +243,9 @@ def key_paths(cls: type) -> tuple[str, ...]:
 
 def parse_toml(text: str, source: str) -> dict[str, Any]:
     """The TOML document in `text`; ConfigError naming `source`, line and column if malformed."""
+    # Imported here: a repository without `.failres.toml` (its defaults) never compiles the parser's patterns.
+    import tomllib
+
     try:
         return tomllib.loads(text)
     except RecursionError:  # arrays or inline tables nested past the parser's stack

@@ -101,7 +101,10 @@ def collect_remote_garbage(top: Path, store_ref: str, remote: str, *, integratio
 
     check_remote(pygit2.Repository(str(top)), remote)
     prefix = f"{branches.rstrip('/')}/"
-    store = _fetch_view(top, remote, store_ref, None, branches).store
+    # The task branches come in the view's fetch, listed by protocol v2 under their prefix
+    # alone; a glob `ls-remote` after it was a second connection that listed every ref.
+    seen = _fetch_view(top, remote, store_ref, None, branches)
+    store = seen.store
     landed: set[tuple[str, str]] = set()
     if store is not None:
         for slug in list_slugs(store):
@@ -111,7 +114,7 @@ def collect_remote_garbage(top: Path, store_ref: str, remote: str, *, integratio
                     landed.add((slug, task))
     claims = fetch_claims(top, remote, "")
     looked = RemoteClaims(top, remote, "")
-    tips = _by_task(looked.remote_tips(prefix), prefix)  # Unreachable is a GitError: nothing removed
+    tips = _by_task({prefix + name: oid for name, oid in seen.branches.items()}, prefix)
     head = looked.fetch_tip(f"refs/heads/{integration}")
     repo = pygit2.Repository(str(top))
 

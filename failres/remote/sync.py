@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import random
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -69,6 +68,7 @@ MAX_PUSH_ATTEMPTS = 8
 BACKOFF_START = 0.05  # seconds; doubled after every lost push, capped below
 BACKOFF_CAP = 2.0
 LOCK_WAIT = 300.0  # seconds a sync waits for another sync of the same repository
+NARROW = ("protocol.version=2",)  # whatever the person's protocol.version: only the refspecs' prefixes are listed
 
 
 class StoreRefused(GitError):
@@ -171,8 +171,8 @@ def upstream_remote(repo: pygit2.Repository, branch: str) -> str | None:
     return repo.config[key] if key in repo.config else None
 
 
-def _git(top: Path, *args: str):
-    return try_git(top, list(args))
+def _git(top: Path, *args: str, config: tuple[str, ...] = ()):
+    return try_git(top, list(args), config=config)
 
 
 def check_remote(repo: pygit2.Repository, remote: str) -> None:
@@ -207,9 +207,8 @@ def tip_in_ls_remote(listing: bytes, ref: str) -> str | None:
 def _fetch(top: Path, remote: str, ref: str, snapshots: bool) -> None:
     """One `git fetch` (one connection to the remote) of the store ref, and the snapshots if asked.
 
-    An explicit refspec for a ref the remote lacks fails the whole fetch; only then
-    is the remote asked (`ls-remote`) whether its store is gone, so the common case
-    costs one connection, not two.
+    An explicit refspec for a ref the remote lacks fails the whole fetch; only then is the remote
+    asked (`ls-remote`) whether its store is gone, so the common case costs one connection, not two.
     """
     specs = fetch_refspecs(remote) if snapshots else []
     store_spec = None
@@ -231,7 +230,7 @@ def _fetch(top: Path, remote: str, ref: str, snapshots: bool) -> None:
 
 def _fetch_specs(top: Path, remote: str, specs: list[str]) -> subprocess.CompletedProcess[bytes]:
     # --prune: a tracking ref whose remote ref is gone would be a lease that can never hold.
-    return _git(top, "fetch", "--quiet", "--prune", "--no-tags", "--no-write-fetch-head", remote, *specs)
+    return _git(top, "fetch", "--quiet", "--prune", "--no-tags", "--no-write-fetch-head", remote, *specs, config=NARROW)
 
 
 def _refs_under(repo: pygit2.Repository, prefix: str) -> dict[str, pygit2.Oid]:
@@ -348,10 +347,11 @@ def _sync_lock(common_dir: Path, wait: float = LOCK_WAIT) -> Iterator[None]:
 
 def join_remote(store: Store, theirs: str | None, remote: str) -> tuple[str, str | None]:
     """Bring the fetched remote tip into the local store: (how, commit written or taken)."""
-    if theirs is None:
-        return "none", None
-    # Imported here: `status --remote` and `cancel --remote` use this module's remote checks
-    # and never join a store; the join brings the merge and the layout check with it.
+    local = store.tip()
+    if theirs is None or (local is not None and str(local) == theirs):
+        # The remote holds this very tip (most syncs): nothing of theirs to check or join.
+        return ("none" if theirs is None else "up-to-date"), None
+    # Imported here: a look at the remote (`status`, `cancel --remote`) and an unchanged store never join.
     from lessons.storage.settle import join
 
     kind, landed = join(store, pygit2.Oid(hex=theirs), f"failres: sync {remote}: merge store {theirs[:12]}",
@@ -361,7 +361,7 @@ def join_remote(store: Store, theirs: str | None, remote: str) -> tuple[str, str
 
 def sync_store(top: Path, ref: str, remote: str, *, snapshots: bool = False, attempts: int = MAX_PUSH_ATTEMPTS,
                pause: Callable[[float], None] = time.sleep,
-               draw: Callable[[], float] = random.random) -> SyncResult:
+               draw: Callable[[], float] | None = None) -> SyncResult:
     """Fetch, join and push until the remote holds everything this store holds.
 
     `snapshots`: also exchange snapshot refs (`[sync] snapshots`); off, they stay home.
@@ -417,7 +417,8 @@ def sync_store(top: Path, ref: str, remote: str, *, snapshots: bool = False, att
                 raise StoreRefused(msg, hint="the local store is intact; check the remote's hooks and permissions")
             retries += 1
             if attempt + 1 < attempts:
-                pause(backoff_seconds(attempt, draw()))
+                from random import random  # only a sync that lost a race draws its pause
+                pause(backoff_seconds(attempt, (draw or random)()))
     msg = f"the store push to {remote} lost to other pushes {retries} times in a row"
     hint = "nothing was lost: every record is in the local store; run git failres sync again"
     raise Busy(msg, hint=hint)

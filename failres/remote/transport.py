@@ -32,11 +32,11 @@ import pygit2
 from failres.errors import GitError
 from failres.gitops.git import FALLBACK_EMAIL, FALLBACK_NAME, first_error_line, try_git
 from failres.remote.claims import CLAIMS_PREFIX, Claim, claim_ref, parse_claim
-from failres.remote.sync import push_statuses, tip_in_ls_remote
+from failres.remote.sync import NARROW, push_statuses, tip_in_ls_remote
 
 _FETCH_TURNS = threading.Lock()
 # Narrow listings whatever the person's own `protocol.version`; no reflog for refs re-read before every use.
-FETCH_CONFIG = ("protocol.version=2", "core.logAllRefUpdates=false")
+FETCH_CONFIG = (*NARROW, "core.logAllRefUpdates=false")
 DEFAULT_BRANCHES = "refs/heads/failres"
 
 
@@ -203,20 +203,6 @@ class RemoteClaims:
             msg = f"git ls-remote {self.remote} failed: {first_error_line(done.stderr)}"
             raise Unreachable(msg, hint="check the remote with `git remote -v`")
         return tip_in_ls_remote(done.stdout, ref) or ""
-
-
-    def remote_tips(self, prefix: str) -> dict[str, str]:
-        """ref -> commit of every ref under `prefix` on the remote now (one `ls-remote`)."""
-        done = self._git("ls-remote", self.remote, f"{prefix}*")
-        if done.returncode != 0:
-            msg = f"git ls-remote {self.remote} failed: {first_error_line(done.stderr)}"
-            raise Unreachable(msg, hint="check the remote with `git remote -v`")
-        tips = {}
-        for line in done.stdout.decode("utf-8", "replace").splitlines():
-            oid, _, name = line.partition("\t")
-            if name.startswith(prefix):
-                tips[name] = oid
-        return tips
 
     def fetch_tip(self, ref: str) -> str:
         """Fetch `ref` from the remote and say which commit it names there ("" when absent).

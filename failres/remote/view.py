@@ -29,7 +29,7 @@ from failres.errors import GitError, UsageError
 from failres.gitops.git import first_error_line, try_git
 from failres.journal import list_slugs, read_journal
 from failres.remote.claims import CLAIMS_PREFIX, Claim
-from failres.remote.transport import DEFAULT_BRANCHES, claim_of_ref, repo_turn
+from failres.remote.transport import DEFAULT_BRANCHES, FETCH_CONFIG, claim_of_ref, repo_turn
 from failres.remote.sync import check_remote
 from lessons.storage.store import Store
 
@@ -86,7 +86,7 @@ def _fetch_view(top: Path, remote: str, store_ref: str, slug: str | None, task_b
     repo = pygit2.Repository(str(top))
     with repo_turn(Path(repo.path), "view.flock"):
         done = try_git(top, ["fetch", "--quiet", "--prune", "--no-tags", "--no-write-fetch-head", remote, *specs],
-                       config=("core.logAllRefUpdates=false",))
+                       config=FETCH_CONFIG)  # protocol v2: only the three prefixes are listed
         if done.returncode != 0:
             msg = f"git fetch {remote} failed: {first_error_line(done.stderr)}"
             raise GitError(msg, hint="check the remote with `git remote -v`")
