@@ -48,10 +48,19 @@ _COURTESY = re.compile(
 )
 
 
+# Codex's IDE extension sends the editor's state before the person's words ("# Context
+# from my IDE setup:", the active file, its selection, the open tabs) and then "## My
+# request for Codex:"; only what follows that heading is the person's.
+_IDE_CONTEXT = re.compile(r"\A\s*# Context from my IDE setup:.*^## My request for Codex:[ \t]*\n?",
+                          re.DOTALL | re.MULTILINE)
+
+
 def own_words(text: str) -> str:
-    """The person's own words: `text` without fenced blocks, quoted lines and pasted
-    program output (everything after a traceback's first line, up to a blank line)."""
-    text = _FENCE.sub("\n", unicodedata.normalize("NFKC", text))
+    """The person's own words: `text` without an IDE's context block, fenced blocks,
+    quoted lines and pasted program output (everything after a traceback's first line,
+    up to a blank line)."""
+    text = _IDE_CONTEXT.sub("", unicodedata.normalize("NFKC", text), count=1)
+    text = _FENCE.sub("\n", text)
     kept: list[str] = []
     in_traceback = False
     for line in text.splitlines():

@@ -18,9 +18,12 @@ one that contradicts or redirects what the agent just did. The rules, in order:
    "should be / should have", "always / never / only" as a directive, "instead",
    "not X but Y", "still does not work", and their counterparts ("en vez de", "deberías",
    "sigue sin funcionar", "statt", "hättest", "au lieu de", "devrait", "em vez de",
-   "不要", "应该", "还是不行"). In a new task's prompt (long, many sentences, or opening
-   "next:", "new task") only the first sentence counts: a "do NOT" inside the task is
-   part of the task;
+   "не надо", "вместо", "tam tersi", "olmalı", "不要", "应该", "还是不行", "べき").
+   In a prompt for new work (long or many sentences) only its first sentence or two
+   count, and of a sentence that is itself a prompt's length only its first clause;
+   in one opening "next:" or "new task" only the first: a "do NOT" inside the task is
+   part of the task. A Japanese 不要 ("unnecessary") in an "if" clause ("不要なら削除して",
+   delete it if unneeded) judges nothing;
 5. anything else is a **request**: the next thing asked for.
 
 Only corrections become reflections without a model. With a model every follow-up is
@@ -95,11 +98,20 @@ _CORRECTION_ANYWHERE = re.compile(
     # French
     r"\bau lieu de\b|\bne (?:fais|touche|modifie|change) (?:pas|que)\b|\bdevrait\b|\baurais d[uû]\b|"
     r"\bdoivent (?:aller|être|rester)\b|\btoujours pas\b|\bpourquoi (?:as-tu|tu as)\b|\bannule\b|"
-    # Chinese and Japanese
-    r"不要|别再|不是这样|不对|错了|应该|而不是|还是不行|还是没|撤销|改回|違う|やめて|ではなく|じゃなくて|하지 마)",
+    # "what I asked (for)": the person says the agent did something else
+    r"\bwhat i (?:asked|told you|said)\b|\blo que te (?:ped[ií]|dije)\b|"
+    # Russian
+    r"\bне (?:надо|нужно|так|то|трогай|меняй|используй|делай)\b|\bнеправильно\b|\bвместо\b|"
+    r"\bдолж(?:ен|на|но|ны) (?:быть|был[аио]?)\b|\b(?:вс[её] ещ[её]|до сих пор) не\b|\bя же (?:сказал|просил)|\bверни\b|"
+    # Turkish
+    r"\btam tersi\b|\bolmal[ıi](?:yd[ıi])?\b|\bolmamal[ıi]\b|\byanl[ıi][şs]\b|\byerine\b|\bgeri al\b|"
+    r"\bh[aâ]l[aâ]\b[^.?!\n]{0,40}(?:m[ıiuü]yor|problem|sorun|hata|k[öo]t[üu])|\bkabul edilemez\b|"
+    # Chinese and Japanese; a Japanese 不要 ("unnecessary") in an "if" clause judges nothing
+    r"不要(?!なら|であれば|な場合|かどうか)|别再|不是这样|不对|错了|应该|而不是|还是不行|还是没|撤销|改回|"
+    r"違う|やめて|ではなく|じゃなくて|しないで|必要ない|いらない|べき|元に戻して|まだ[^。？！\n]{0,20}(?:ない|ません)|하지 마)",
     re.IGNORECASE,
 )
-_STRONG = re.compile(r"(?:\bdon'?t\b|\bdo not\b|\bnever\b|\bwrong\b|\brevert\b|\bundo\b|不要|違う|やめて)",
+_STRONG = re.compile(r"(?:\bdon'?t\b|\bdo not\b|\bnever\b|\bwrong\b|\brevert\b|\bundo\b|不要(?!なら)|違う|やめて)",
                      re.IGNORECASE)
 # How a new task's prompt opens; in one, a "do NOT" is part of the task, not a correction.
 _NEW_TASK = re.compile(
@@ -112,6 +124,7 @@ _NEW_TASK = re.compile(
 LONG_PROMPT_CHARS = 220
 PROMPT_SENTENCES = 3
 _URL_OR_PATH = re.compile(r"^(?:<?https?://\S+>?|[~.]?/[\w./@+-]+|[\w.-]+/[\w./@+-]+\.\w+)$")
+_CLAUSE_END = re.compile(r"[,;:，、；：]")
 _WORD = re.compile(r"[\w'’-]+", re.UNICODE)
 
 
@@ -149,15 +162,26 @@ def is_correction_sentence(sentence: str) -> bool:
 
 def _where_a_correction_can_be(words: str) -> list[str]:
     """The sentences of a turn that can correct the agent: its own words (not a paste or
-    a quote), courtesy aside, and of a new task's prompt only the first sentence, where a
-    person who pushes back says so before asking for more."""
+    a quote), courtesy aside, and of a prompt for new work only the opening (`_opening`
+    of its first two sentences, of the first alone after "next:"), where a person who
+    pushes back says so before asking for more. Measured on real turns: "Tam tersi
+    çalışmalı." (it should work the other way round) came second, after the symptom."""
     mine = directives.own_words(words)
     parts = [s for s in directives.sentences(mine) if not directives.is_courtesy(s)]
     if not parts:
         return []
     if _NEW_TASK.match(parts[0]) or len(mine) > LONG_PROMPT_CHARS or len(parts) >= PROMPT_SENTENCES:
-        return parts[:1]
+        return [_opening(parts[0])] if _NEW_TASK.match(parts[0]) else [_opening(p) for p in parts[:2]]
     return parts
+
+
+def _opening(sentence: str) -> str:
+    """The opening of a prompt's first sentence: all of it, or, when that one sentence is
+    itself a prompt's length, its first clause ("I want the README updated and tests in
+    a folder, which should ..." pushes back on nothing)."""
+    if len(sentence) <= LONG_PROMPT_CHARS:
+        return sentence
+    return _CLAUSE_END.split(sentence, maxsplit=1)[0]
 
 
 def classify_followup(words: str, agent_said: str = "") -> Followup:
