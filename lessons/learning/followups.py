@@ -111,6 +111,7 @@ _NEW_TASK = re.compile(
 # new work: a person pushing back says so in a sentence or two, and first.
 LONG_PROMPT_CHARS = 220
 PROMPT_SENTENCES = 3
+_CLAUSE_END = re.compile(r"[,;:，；、]\s")
 _URL_OR_PATH = re.compile(r"^(?:<?https?://\S+>?|[~.]?/[\w./@+-]+|[\w.-]+/[\w./@+-]+\.\w+)$")
 _WORD = re.compile(r"[\w'’-]+", re.UNICODE)
 
@@ -156,7 +157,13 @@ def _where_a_correction_can_be(words: str) -> list[str]:
     if not parts:
         return []
     if _NEW_TASK.match(parts[0]) or len(mine) > LONG_PROMPT_CHARS or len(parts) >= PROMPT_SENTENCES:
-        return parts[:1]
+        first = parts[0]
+        if len(first) > LONG_PROMPT_CHARS:
+            # A prompt written as one long sentence is the task, clause after clause: only
+            # its opening clause can push back ("...los test preferiblemente deberían estar en
+            # una subcarpeta..." is where the new tests go, not a correction).
+            first = _CLAUSE_END.split(first, maxsplit=1)[0]
+        return [first]
     return parts
 
 

@@ -5,8 +5,10 @@ long replies are cut to their opening lines, which is all the reader compares.""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from lessons.learning.followups import Followup, classify_followup
 from lessons.learning.interventions import extract_interventions
 from lessons.learning.provenance import Origin, classify_origin
 from lessons.learning.transcripts.aider import load_aider
@@ -77,3 +79,115 @@ def test_the_architects_last_answer_relayed_after_files_were_added_is_the_models
     assert (answer.role, relay.role) == ("assistant", "user") and not relay.texts_by("person")
     (task,) = [i for i in extract_interventions(t) if i.intervention == NEXT_TASK]
     assert classify_origin(t, task.message_index) is Origin.CLEAN
+
+
+# github:Blizard32/seniales@5fd48734fd5534a53a92f0e1dd020944e856291f:.aider.chat.history.md
+# (lines 14-33, 68-72, 113, 279-281, 405, 455-460; replies cut) and its .aider.input.history.
+# The person declined two files aider offered to create from a reply's headings, then asked
+# whether the commit was done; before that, a long prompt described the tests to write.
+SENIALES_TASK = ("Quiero que me agregues lo analizado al README.md y además crees un archivo nuevo para "
+                 "realizar test de las funciones que estan generadas actualmentes, los test preferiblemente "
+                 "deberían estar en una subcarpeta llamada test y que haya un archivo para cada test, en estos "
+                 "se debe corroborar que se ejecuten las funciones sin que lancen error intentando llevarlas al "
+                 "fallo. Tambien estaría bueno otro archivo RunTests que ejecute cada archivo de la subcarpeta")
+SENIALES_ASKED = "Hiciste lo que te pedí?? Pudiste hacer el commit y push con los cambios?"
+SENIALES_CHAT = f"""
+# aider chat started at 2026-04-22 09:06:43
+
+> C:\\Users\\Mi Notebook\\AppData\\Local\\Packages\\PythonSoftwareFoundation.Python.3.11_qbz5n2kfra8p0\\LocalCache\\local-packages\\Python311\\Scripts\\aider --model ollama/qwen3  
+> Aider v0.86.2  
+> Model: ollama/qwen3 with whole edit format  
+> Git repo: .git with 16 files  
+> Repo-map: using 4096 tokens, auto refresh  
+
+#### Analizar el directorio en el que te encuentras y generar un resumen del objetivo del mismo  
+
+El proyecto genera señales estándar y realiza operaciones matemáticas.
+
+> Tokens: 1.3k sent, 545 received.  
+> README.md  
+> Add file to the chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]: y  
+> seniales\\funciones.py  
+> Add file to the chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]: n  
+
+#### {SENIALES_TASK}  
+
+seniales/test/test_signals.py
+```
+import unittest
+```
+
+> Tokens: 2.4k sent, 2.0k received.  
+> seniales/test/test_signals.py  
+> Create new file? (Y)es/(N)o [Yes]: y  
+
+#### cual es el comando para que los cambios planteados se generen? y para que hagas un commit con push?  
+
+Para generar los cambios y realizar un commit con push, use estos comandos en la terminal:
+
+**1. Verificar cambios pendientes:**
+```bash
+git status
+```
+
+> Tokens: 5.4k sent, 554 received.  
+> 1. Verificar cambios pendientes  
+> Create new file? (Y)es/(N)o [Yes]: n  
+> Skipping edits to 1. Verificar cambios pendientes  
+> 2. Añadir archivos al staging area  
+> Create new file? (Y)es/(N)o [Yes]: n  
+> Skipping edits to 2. Añadir archivos al staging area  
+
+#### {SENIALES_ASKED}  
+
+Sí, los cambios están listos.
+"""
+SENIALES_INPUTS = f"""
+# 2026-04-22 09:09:24.417463
++Analizar el directorio en el que te encuentras y generar un resumen del objetivo del mismo
+
+# 2026-04-22 09:12:43.861636
++Y
+
+# 2026-04-22 09:12:46.031391
++N
+
+# 2026-04-22 09:17:16.991109
++{SENIALES_TASK}
+
+# 2026-04-22 09:24:28.292046
++Y
+
+# 2026-04-22 10:12:28.324873
++cual es el comando para que los cambios planteados se generen? y para que hagas un commit con push?
+
+# 2026-04-22 10:14:19.497608
++N
+
+# 2026-04-22 10:14:31.131339
++N
+
+# 2026-04-22 10:16:05.038919
++{SENIALES_ASKED}
+"""
+
+
+def test_a_task_written_as_one_long_sentence_is_a_request_though_it_says_where_things_should_be() -> None:
+    assert classify_followup(SENIALES_TASK, "El proyecto genera señales estándar.") is Followup.REQUEST
+
+
+def test_declined_files_a_question_and_a_new_task_from_a_real_aider_session_propose_no_rule(
+        repo: Path, tmp_path: Path, cli) -> None:
+    """All clean, none a standing correction: a wordless "no" to a file aider offered to
+    create, the person asking whether the commit was made, and the next task."""
+    (tmp_path / "s").mkdir()
+    chat = tmp_path / "s" / ".aider.chat.history.md"
+    chat.write_text(SENIALES_CHAT, encoding="utf-8")
+    (tmp_path / "s" / ".aider.input.history").write_text(SENIALES_INPUTS, encoding="utf-8")
+    out = cli(repo, "reflect", str(chat), "--no-edits", "--json")
+    assert out.code == 0, out.err
+    recorded = json.loads(out.out)
+    assert {d["origin"] for d in recorded} == {"clean"}
+    assert SENIALES_ASKED in [d["intervention"] for d in recorded]
+    (outcome,) = json.loads(cli(repo, "learn", "--json").out)
+    assert outcome["proposal"] is None, outcome["proposal"]
