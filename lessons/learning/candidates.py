@@ -31,7 +31,8 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from lessons.learning.followups import directive
+from lessons.learning import directives
+from lessons.learning.followups import Followup, classify_followup, directive
 from lessons.learning.messages import clip
 from lessons.learning.store_io import Reflection
 from lessons.storage.records import derived_id
@@ -64,19 +65,46 @@ class _Group:
     members: tuple[Reflection, ...]
 
 
+def _corrects(reflection: Reflection, words: str) -> bool:
+    """Whether the person's words correct the agent: as recorded, else read now (a
+    reflection recorded before steers were classified carries no kind)."""
+    kind = reflection.followup or classify_followup(words)
+    return kind == Followup.CORRECTION
+
+
+def _only_asks(words: str) -> bool:
+    """Whether the directive of these words is questions alone ("Hiciste lo que te
+    pedí?? Pudiste hacer el commit y push?", said after a refusal): a pushback, since the
+    agent did not do what was asked, but nothing a later agent could keep as a rule."""
+    said = [s for s in directives.sentences(directive(words)) if s.strip()]
+    return bool(said) and all(s.rstrip().endswith(("?", "？")) for s in said)
+
+
 def _group_key(reflection: Reflection) -> tuple[str, ...] | None:
     words = _spoken(reflection)
+    if words and reflection.trigger in ("steer", "followup") and _only_asks(words):
+        return None
     if reflection.trigger == "steer":
-        return ("steer", normalized(words)) if words else None
+        # Words typed mid-run are as often the next task or a question as a redirection: in
+        # a trial on real aider histories "Hiciste lo que te pedí?? Pudiste hacer el commit y
+        # push?" and a whole new task, typed after a refusal, were proposed as rules. Only
+        # a steer that corrects the agent is one.
+        return ("steer", normalized(words)) if words and _corrects(reflection, words) else None
     if reflection.trigger == "followup":
         if not words or reflection.followup != "correction":
             return None
         return ("followup", normalized(directive(reflection.intervention)))
     if reflection.trigger != "denial":
         return None
-    if reflection.refused:
+    names_command = reflection.refused != reflection.refused_tool
+    if reflection.refused and (names_command or (words and not _only_asks(words))):
         return ("refused", reflection.refused_tool, reflection.refused)
-    return ("stop", normalized(words)) if words else None
+    # A refusal without words of a call that names no command (an edit, a file aider
+    # offered to create, a question aider asked) says only "not this one": in the trial
+    # one became "Ask before using aider: a person refused it."
+    if not words or reflection.refused or _only_asks(words):
+        return None
+    return ("stop", normalized(words))
 
 
 def _quoted(texts: Iterable[str]) -> str:

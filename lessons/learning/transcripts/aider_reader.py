@@ -327,10 +327,16 @@ class RunReader:
 
 def _relays(words: str, region: list[str]) -> bool:
     """Whether an input repeats the model's reply since the last input: aider's notices may
-    stand before and after it, and a reply may itself hold lines that look like notices."""
+    stand before and after it, and a reply may itself hold lines that look like notices.
+    The relay is of the last reply, which need not be the first: after the person lets
+    files into the chat, the architect answers again and aider relays only that second
+    answer (a real architect session relayed "Great. Based on the current files, ..."
+    and, read as no one's, it made every later correction untrusted)."""
     replies = [i for i, text in enumerate(region) if not text.startswith("> ")]
     if not replies:
         return False
     wanted = compact(words)
+    # A relay starts where a reply starts (after a notice) or before it, among notices.
+    starts = [i for i in range(replies[-1] + 1) if i == 0 or region[i - 1].startswith("> ")]
     return any(compact("\n".join(region[start:end])) == wanted
-               for start in range(replies[0] + 1) for end in range(replies[-1] + 1, len(region) + 1))
+               for start in starts for end in range(replies[-1] + 1, len(region) + 1))

@@ -66,7 +66,7 @@ def run_json(cli, repo: Path, *args: str):
 
 
 def sixteen_steers(tmp_path: Path) -> Path:
-    return write_sessions(tmp_path / "t", {f"s{n:02d}": steer_session(f"s{n:02d}", f"rule number {n}, please")
+    return write_sessions(tmp_path / "t", {f"s{n:02d}": steer_session(f"s{n:02d}", f"always keep rule number {n}, please")
                                            for n in range(16)})
 
 
@@ -98,7 +98,7 @@ def test_sixteen_clean_reflections_without_a_model_propose_what_fits_and_never_r
 
 def test_a_person_accepts_part_of_a_proposal_and_the_rest_is_not_proposed_again(
         repo: Path, tmp_path: Path, cli) -> None:
-    folder = write_sessions(tmp_path / "t", {"a": steer_session("a", "keep the changelog short"),
+    folder = write_sessions(tmp_path / "t", {"a": steer_session("a", "always keep the changelog short"),
                                              "b": steer_session("b", "never touch vendor/")})
     run_json(cli, repo, "reflect", str(folder))
     proposal = run_json(cli, repo, "learn")[0]["proposal"]
@@ -117,7 +117,7 @@ def test_a_person_accepts_part_of_a_proposal_and_the_rest_is_not_proposed_again(
 
 def test_accepting_a_rule_the_proposal_does_not_change_is_refused_with_the_ids_it_does(
         repo: Path, tmp_path: Path, cli) -> None:
-    run_json(cli, repo, "reflect", str(write_sessions(tmp_path / "t", {"a": steer_session("a", "be brief")})))
+    run_json(cli, repo, "reflect", str(write_sessions(tmp_path / "t", {"a": steer_session("a", "always be brief")})))
     proposal = run_json(cli, repo, "learn")[0]["proposal"]
     out = cli(repo, "proposals", "accept", proposal["id"], "--only", "r-19990101-deadbeef")
     assert out.code == 2 and out.out == ""
@@ -161,7 +161,7 @@ def test_a_proposal_refused_by_the_gate_is_not_proposed_again_until_the_pool_cha
         "    print('{\"skip\": false, \"reflexion\": \"Keep the docs short.\"}')\n")
     (repo / ".failres.toml").write_text(
         f'[learning]\nprovider = "command"\ncommand = {json.dumps([sys.executable, str(program)])}\nmax_chars = 100\n')
-    run_json(cli, repo, "reflect", str(write_sessions(tmp_path / "t", {"a": steer_session("a", "shorter docs")})))
+    run_json(cli, repo, "reflect", str(write_sessions(tmp_path / "t", {"a": steer_session("a", "always write shorter docs")})))
     (first,) = run_json(cli, repo, "learn")
     assert first["proposal"]["status"] == "rejected_by_gate"
     (second,) = run_json(cli, repo, "learn")
@@ -181,15 +181,15 @@ def test_a_proposal_refused_by_the_gate_is_not_proposed_again_until_the_pool_cha
 def test_the_same_steer_and_the_same_refused_command_family_are_one_candidate_each(
         repo: Path, tmp_path: Path, cli) -> None:
     folder = write_sessions(tmp_path / "t", {
-        "a": steer_session("a", "Run the formatter before committing."),
-        "b": steer_session("b", "run the formatter before committing"),
+        "a": steer_session("a", "Always run the formatter before committing."),
+        "b": steer_session("b", "always run the formatter before committing"),
         "c": refusal_session("c", "mix phx.server 2>&1 | head -80"),
         "d": refusal_session("d", "cd assets && mix phx.server"),
     })
     assert len(run_json(cli, repo, "reflect", str(folder))) == 4
     proposal = run_json(cli, repo, "learn")[0]["proposal"]
     assert [(r["text"], r["based_on_count"], len(r["sources"])) for r in proposal["rules"]] == [
-        ('A person steered a run and said: "Run the formatter before committing."', 2, 2),
+        ('A person steered a run and said: "Always run the formatter before committing."', 2, 2),
         ("Ask before running `mix phx.server`: a person refused it.", 2, 2),
     ]
     assert len(proposal["reflection_ids"]) == 4

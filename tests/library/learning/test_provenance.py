@@ -349,8 +349,11 @@ def test_real_sessions_by_origin_with_the_projects_own_tools_trusted(real: Path,
     assert origin_counts(cli, repo, real) == {"clean": 3, "untrusted": 4, "derived": 0}
 
 
-def test_a_real_session_whose_person_corrected_the_agent_in_their_own_tree_yields_a_pending_proposal(
+def test_a_real_sessions_clean_wordless_refusal_and_check_again_propose_no_rule(
         real: Path, repo: Path, cli) -> None:
+    """A refusal of `TaskOutput` without a word and a mid-run "check again" are clean, and
+    neither is a standing correction: refusing one call of a tool says "not this one", and
+    "check again" asks for the next step."""
     listed = json.dumps([*DEFAULT_TRUSTED_COMMANDS, *PROJECT_TOOLS])
     (repo / ".failres.toml").write_text(f"[learning]\ntrusted_commands = {listed}\n")
     session = real / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
@@ -360,8 +363,7 @@ def test_a_real_session_whose_person_corrected_the_agent_in_their_own_tree_yield
     assert clean == [("denial", "(the person refused the tool call and said nothing more)"),
                      ("steer", "check again")]
     (outcome,) = json.loads(cli(repo, "learn", "--json").out)
-    assert outcome["proposal"]["status"] == "pending"
-    assert "A person steered a run and said: \"check again\"" in [r["text"] for r in outcome["proposal"]["rules"]]
+    assert outcome["proposal"] is None, outcome
 
 
 def test_real_reads_of_the_tree_after_a_cd_into_assets_stay_inside(real: Path) -> None:

@@ -176,16 +176,26 @@ def test_words_typed_after_the_interrupt_marker_in_the_same_line_are_the_steer(t
     assert (steer.trigger, steer.intervention) == (Trigger.STEER, "create the beads")
 
 
-def test_reflect_and_learn_keep_the_steer_after_an_interrupt(repo: Path, tmp_path: Path, cli) -> None:
-    path = write(tmp_path, person("plan the quality tools"), calls("t1", "Bash", {"command": "git status"}),
-                 result("t1", "clean"), INTERRUPTED, person("create the beads"), says("Creating the beads."))
-    out = cli(repo, "reflect", str(path), "--no-edits", "--json")
+def test_reflect_keeps_the_steer_after_an_interrupt_and_learn_proposes_it_only_when_it_corrects(
+        repo: Path, tmp_path: Path, cli) -> None:
+    """"create the beads" is the next thing asked for, no rule; "no, never run git status
+    here" is a correction, and its directive is the rule."""
+    def interrupted(words: str, name: str) -> Path:
+        path = write(tmp_path, person("plan the quality tools"), calls("t1", "Bash", {"command": "git status"}),
+                     result("t1", "clean"), INTERRUPTED, person(words), says("Understood."), name=name + ".jsonl")
+        path.write_text(path.read_text().replace('"sessionId": "s-1"', f'"sessionId": "{name}"'))
+        return path
+
+    out = cli(repo, "reflect", str(interrupted("create the beads", "s-1")), "--no-edits", "--json")
     assert out.code == 0 and out.err == "", out.err
     assert [(d["trigger"], d["origin"], d["intervention"]) for d in json.loads(out.out)] == [
         ("steer", "clean", "create the beads")]
     (outcome,) = json.loads(cli(repo, "learn", "--json").out)
+    assert outcome["proposal"] is None
+    cli(repo, "reflect", str(interrupted("no, never run git status here", "s-2")), "--no-edits")
+    (outcome,) = json.loads(cli(repo, "learn", "--json").out)
     assert [r["text"] for r in outcome["proposal"]["rules"]] == [
-        'A person steered a run and said: "create the beads"']
+        'A person steered a run and said: "never run git status here"']
 
 
 # ── bookkeeping never taints ─────────────────────────────────────────────────
