@@ -52,7 +52,9 @@ _PYTEST_WORDS = re.compile(
     r"^ERROR: found no collectors|^ERROR: not found:|pytest: error:", re.MULTILINE)
 _NOT_FOUND_PATH = re.compile(r"^ERROR: (?:file or directory not found|not found): (\S+)", re.MULTILINE)
 _NO_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '([\w.]+)'")
-_CANNOT_IMPORT = re.compile(r"ImportError: cannot import name '(\w+)' from '([\w.]+)'")
+# `from pkg import _version` inside pkg/__init__.py names the package "partially initialized"
+# (Python's guess at a circular import): what is missing is the submodule all the same.
+_CANNOT_IMPORT = re.compile(r"ImportError: cannot import name '(\w+)' from (?:partially initialized module )?'([\w.]+)'")
 # What Python itself prints when `python -m MODULE` names a module it does not have.
 _NO_RUNNER = re.compile(r"^\S*python[\d.]*: No module named ([\w.]+)", re.MULTILINE)
 _SHELL_NOT_FOUND = re.compile(r"(?:^|: )(\S+?): (?:command )?not found", re.MULTILINE)
@@ -131,7 +133,8 @@ def judge_at_head(run: HeadRun, allow: Sequence[str], *, in_scope) -> HeadVerdic
     pytest = is_pytest_gate(run.argv) or bool(_PYTEST_WORDS.search(run.output))
     modules = unimportable_modules(run.output)
     if modules and not _modules_in_scope(modules, in_scope):
-        first = modules[0]
+        # The module whose file is generated and missing is the one to name: its fix is exact.
+        first = next((module for module in modules if set(module_paths(module)) & set(run.generated)), modules[0])
         return HeadVerdict(UNAVAILABLE, f"gate {run.gate} cannot run at the integration head: the module "
                                         f"{first!r} cannot be imported (exit {run.exit_code})",
                            _import_fix(first, run, config))
@@ -159,8 +162,12 @@ def _missing_program(output: str) -> str | None:
 
 
 def unimportable_modules(output: str) -> list[str]:
+    """The modules the output says cannot be imported, first named first. `cannot import name
+    'N' from 'M'` gives M, then M.N: the name may be a submodule (`from em import _version`,
+    a file hatch-vcs generates), whose file is what a fix would bring."""
     modules = list(dict.fromkeys(_NO_MODULE.findall(output)))
-    modules += [module for _name, module in _CANNOT_IMPORT.findall(output) if module not in modules]
+    for name, module in _CANNOT_IMPORT.findall(output):
+        modules += [found for found in (module, f"{module}.{name}") if found not in modules]
     return modules
 
 
