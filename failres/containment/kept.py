@@ -23,14 +23,30 @@ from pathlib import Path
 
 Fingerprint = dict[str, tuple[int, int, int, int, int, str]]  # path -> mode, size, mtime, ctime, inode, link
 
+# The cache tools write inside a `node_modules/` while they run (find-cache-dir's
+# `node_modules/.cache/`: esm, babel, eslint). dequal's `npm test` runs under esm, which
+# wrote its cache there on every gate, and the next gate called that a seat's tampering:
+# a right fix quarantined `seat-tamper`. So a kept node_modules' cache is not fingerprinted,
+# and it is removed before every gate and probe: nothing a seat or an earlier gate left there
+# is read by the next judgement, and the tool builds it again from the tree it judges.
+CACHE = ".cache"
+
 
 def fingerprint(top: Path, keep: Sequence[str]) -> Fingerprint:
     """Every entry under the `keep` paths of the workspace `top`, by its stat data (links not followed)."""
     found: Fingerprint = {}
     for root in kept_roots(top, keep):
         _add(found, top, root)
+        name = root.relative_to(top).as_posix()
+        if root.name == "node_modules" and name in found:
+            # Its times move when the cache comes and goes; every entry in it is fingerprinted itself.
+            mode, _size, _mtime, _ctime, inode, link = found[name]
+            found[name] = (mode, 0, 0, 0, inode, link)
         if root.is_dir() and not root.is_symlink():
             for directory, dirs, names in os.walk(root):
+                if root.name == "node_modules" and Path(directory) == root and CACHE in dirs:
+                    dirs.remove(CACHE)
+                    names = [name for name in names if name != CACHE]
                 for name in (*dirs, *names):
                     _add(found, top, Path(directory, name))
     return found
@@ -51,6 +67,12 @@ def kept_roots(top: Path, keep: Sequence[str]) -> list[Path]:
             if not match.startswith(".git/") and match != ".git":
                 roots.append(top / match)
     return roots
+
+
+def caches(top: Path, keep: Sequence[str]) -> list[Path]:
+    """The tool caches inside the kept paths (`node_modules/.cache`), which are cleared, never fingerprinted."""
+    return [root / CACHE for root in kept_roots(top, keep)
+            if root.name == "node_modules" and not root.is_symlink() and os.path.lexists(root / CACHE)]
 
 
 def changed(before: Fingerprint, now: Fingerprint) -> list[str]:
