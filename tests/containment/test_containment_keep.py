@@ -135,18 +135,21 @@ def test_a_seat_cannot_write_the_kept_paths_in_the_world_and_is_caught_without_o
         assert "task-committed" not in project.types()
 
 
-# A gate whose tool writes its cache into the kept node_modules on every run, as esm does under
-# dequal's `npm test`, and which trusts what it finds there (a cache a seat could fill).
+# A gate whose tool writes its cache into the kept node_modules on every run, at the top and
+# beside a package it loads, as esm does under dequal's `npm test`, and which trusts what it
+# finds there (a cache a seat could fill).
 CACHING_GATE = (
     "import pathlib, runpy, sys\n"
     "cache = pathlib.Path('node_modules/.cache/tool')\n"
     "if (cache / 'verdict').is_file() and (cache / 'verdict').read_text() == 'pass':\n"
     "    print('1 passed (cached)')\n    sys.exit(0)\n"
-    "try:\n    cache.mkdir(parents=True, exist_ok=True)\n    (cache / 'compiled.json').write_text('{}')\n"
+    "try:\n    for place in (cache, pathlib.Path('node_modules/tool/node_modules/.cache/tool')):\n"
+    "        place.mkdir(parents=True, exist_ok=True)\n        (place / 'compiled.json').write_text('{}')\n"
     "except OSError:\n    pass\n"
     "runpy.run_path('tests/check.py', run_name='__main__')\n"
 )
-NODE_SETUP = "import os; os.makedirs('node_modules/.bin', exist_ok=True)"
+NODE_SETUP = ("import os; os.makedirs('node_modules/tool', exist_ok=True); "
+              "open('node_modules/tool/index.js', 'w').write('module.exports = 1;\\n')")
 
 
 def with_caching_node_gate(project: Project) -> None:
