@@ -89,6 +89,9 @@ class HeadRun:
     # could be (a generated, ignored `src/pkg/_version.py`): the fix is to include them.
     generated: tuple[str, ...] = ()
     pythonpath: str = ""  # the gate's own PYTHONPATH, as configured ("" for none)
+    # Where no world runs: the programs of the person's `node_modules/.bin` (the workspace has
+    # no node_modules of its own), so a program missing for that reason is named with its fix.
+    checkout_node_bin: frozenset[str] = frozenset()
     pytest_table: str = "tool.pytest.ini_options"  # where the project's pytest settings are (pyproject.toml)
 
 
@@ -115,9 +118,17 @@ def judge_at_head(run: HeadRun, allow: Sequence[str], *, in_scope) -> HeadVerdic
         missing = _missing_program(run.output) or program
         if _mentions_scope((missing,), run, in_scope):
             return HeadVerdict(RED)
-        return HeadVerdict(UNAVAILABLE, f'gate {run.gate} cannot run at the integration head: "{missing}" was not '
-                                        "found (exit 127)",
-                           f"in {config}: {not_found_fix(missing)}")
+        cause = f'gate {run.gate} cannot run at the integration head: "{missing}" was not found (exit 127)'
+        if missing in run.checkout_node_bin:
+            # dequal's `npm test` runs `bundt` from node_modules/.bin: the fix to the command
+            # that not_found_fix would give cannot help, the workspace lacks the whole directory.
+            return HeadVerdict(UNAVAILABLE, cause + f"; it is in your checkout's node_modules/.bin, and without the "
+                                                    "seat world a workspace has no node_modules/",
+                               f'give each workspace its own: [gates.{run.gate}] setup = ["npm", "ci"] (["npm", '
+                               '"install"] without a lockfile) and keep = ["node_modules/"], with [workspace] '
+                               "environment = []; or run the gate in the seat world (git failres doctor says why "
+                               "there is none)")
+        return HeadVerdict(UNAVAILABLE, cause, f"in {config}: {not_found_fix(missing)}")
     if run.exit_code == 126:
         return HeadVerdict(UNAVAILABLE, f"gate {run.gate} cannot run at the integration head: a program it starts is "
                                         "not executable (exit 126)",

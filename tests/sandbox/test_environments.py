@@ -408,3 +408,40 @@ def test_a_directory_where_an_included_file_goes_is_refused_loudly_and_nothing_i
     assert git(project.top, "rev-parse", "failres/rr/t1") == git(project.top, "rev-parse", "main")
     gates = [e for e in project.events() if e["type"] == "gate-result" and not e.get("preflight")]
     assert gates == []  # no gate ran without the person's file
+
+
+# ── a node project's tools, where no world runs ───────────────────────
+
+# What `npm test` does: node_modules/.bin first on PATH, then the project's own tool (dequal's
+# pretest runs `bundt` so), which judges the code.
+NPM_LIKE = ["bash", "-c", "PATH=node_modules/.bin:$PATH check-calc"]
+CHECK_TOOL = f"#!/bin/sh\nexec {sys.executable} tests/check.py\n"
+
+
+def test_a_node_bin_tool_the_workspace_lacks_without_a_world_is_named_with_the_setup_that_brings_it(
+        project: Project, cli):
+    """Once told to fix the gate's command, which names no such program; the setup it says instead works."""
+    project.sandbox_mode = "off"
+    (project.top / ".gitignore").write_text("node_modules/\n")
+    git(project.top, "add", ".gitignore")
+    git(project.top, "commit", "-q", "-m", "ignore node_modules")
+    tool = project.top / "node_modules" / ".bin" / "check-calc"
+    tool.parent.mkdir(parents=True)
+    tool.write_text(CHECK_TOOL)
+    tool.chmod(0o755)
+    project.configure(implementer=[FIX], extra=gate_section(NPM_LIKE))
+    plan = plan_with_gate(project)
+    assert cli(project.top, "run", str(plan), "--quiet").code == 1
+    assert project.calls("impl") == 0
+    event = quarantined(project)
+    assert event["failClass"] == "gate-unavailable"
+    assert "it is in your checkout's node_modules/.bin" in event["message"]
+    assert 'setup = ["npm", "ci"]' in event["message"] and 'keep = ["node_modules/"]' in event["message"]
+    assert ".venv/bin" not in event["message"]  # the command fix, which cannot help here
+    # The hint, applied as it says (the project's own install: here, a copy of the tool).
+    install = f"mkdir -p node_modules/.bin && cp {tool} node_modules/.bin/check-calc"
+    project.configure(implementer=[FIX], extra=gate_section(NPM_LIKE, f'setup = {json.dumps(["bash", "-c", install])}\n'
+                                                            'keep = ["node_modules/"]\n')
+                      + '[workspace]\nenvironment = []\n[stop_loss]\nmode = "off"\n')
+    assert cli(project.top, "run", str(plan), "--quiet").code == 0
+    assert git(project.top, "show", f"failres/{project.slug}/t1:src/calc.py") == FIXED
