@@ -65,15 +65,20 @@ PLANT_PTH = ("import glob\n"
              "        pass\n")
 
 
-def with_real_venv_gate(project: Project) -> None:
-    (project.top / ".gitignore").write_text(".venv/\n")
-    git(project.top, "add", ".gitignore")
+def with_kept_gate(project: Project, kept: str, command: list[str], setup: list[str]) -> None:
+    """The gate `command`, its `setup` making the one kept (and ignored) directory `kept`."""
+    (project.top / ".gitignore").write_text(f"{kept}/\n")
+    git(project.top, "add", ".")
     git(project.top, "commit", "-q", "-m", "ignore the environment")
     toml = project.top / ".failres.toml"
     toml.write_text(toml.read_text().replace(
         f"command = {json.dumps([sys.executable, 'tests/check.py'])}",
-        f"command = {json.dumps(['.venv/bin/python', 'tests/check.py'])}\n"
-        f"setup = {json.dumps([sys.executable, '-m', 'venv', '--without-pip', '.venv'])}\nkeep = [\".venv/\"]"))
+        f"command = {json.dumps(command)}\nsetup = {json.dumps(setup)}\nkeep = [\"{kept}/\"]"))
+
+
+def with_real_venv_gate(project: Project) -> None:
+    with_kept_gate(project, ".venv", [".venv/bin/python", "tests/check.py"],
+                   [sys.executable, "-m", "venv", "--without-pip", ".venv"])
 
 
 def test_a_pth_the_gate_run_code_plants_in_the_kept_venv_never_turns_the_next_gate_green(project: Project, cli):
@@ -155,14 +160,7 @@ NODE_SETUP = ("import os; os.makedirs('node_modules/tool', exist_ok=True); "
 def with_caching_node_gate(project: Project) -> None:
     (project.top / "tools").mkdir()
     (project.top / "tools" / "gate.py").write_text(CACHING_GATE)
-    (project.top / ".gitignore").write_text("node_modules/\n")
-    git(project.top, "add", ".")
-    git(project.top, "commit", "-q", "-m", "a gate whose tool caches in node_modules")
-    toml = project.top / ".failres.toml"
-    toml.write_text(toml.read_text().replace(
-        f"command = {json.dumps([sys.executable, 'tests/check.py'])}",
-        f"command = {json.dumps([sys.executable, 'tools/gate.py'])}\n"
-        f"setup = {json.dumps([sys.executable, '-c', NODE_SETUP])}\nkeep = [\"node_modules/\"]"))
+    with_kept_gate(project, "node_modules", [sys.executable, "tools/gate.py"], [sys.executable, "-c", NODE_SETUP])
 
 
 def test_a_gate_tool_writing_its_cache_in_the_kept_node_modules_is_not_a_seats_tampering(project: Project, cli):
