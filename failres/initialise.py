@@ -71,11 +71,30 @@ def starter_config(branch: str, agent: str | None = None, top_level_names: tuple
     chosen = gate if gate is not None else project_gate(top, top_level_names)
     comment = f"PLACEHOLDER: {chosen.note}" if chosen.placeholder else chosen.note
     text = f"{text}\n{heading}\n\n{recipe_toml(agent, chosen.guess.command, chosen.guess.env, comment)}"
+    generated = _untracked_version_files(top)
+    if generated:
+        listed = ", ".join(f'"{path}"' for path in generated)
+        text += (f"\n[workspace]\n# written by the build (hatch-vcs, setuptools-scm) and not tracked: a workspace made "
+                 f"from the commit lacks it\ninclude = [{listed}]\n")
     if learn_with_agent:
         from failres.agents.learning_recipes import learning_toml
 
         text += "\n" + learning_toml(agent)
     return text
+
+
+def _untracked_version_files(top: Path | None) -> tuple[str, ...]:
+    """The version files the build backend declares that the checkout has and git does not track."""
+    from failres.agents.gate_guess import declared_version_files
+
+    if top is None or not (top / "pyproject.toml").is_file():
+        return ()
+    declared = declared_version_files((top / "pyproject.toml").read_text(encoding="utf-8", errors="replace"))
+    try:
+        index = pygit2.Repository(str(top)).index
+    except (pygit2.GitError, ValueError):
+        return ()
+    return tuple(path for path in declared if (top / path).is_file() and path not in index)
 
 
 def project_gate(top: Path | None, names: tuple[str, ...]):

@@ -229,3 +229,30 @@ def _why_not(guess: GateGuess, names: set[str], read: Reader, find: Finder, has_
         if envs is not None and not any(is_test_env(env) for env in envs):
             return f"tox's env_list ({', '.join(envs) or 'empty'}) has no environment that runs the tests"
     return None
+
+
+# ---- what the gate needs that git does not track ----
+#
+# em-keyboard's package imports `_version.py`, which hatch-vcs writes at install time and git
+# ignores: a workspace, made from the commit, lacks it, and the first preflight stopped the run
+# to ask for `[workspace] include`. A build backend declares that file; `init` includes it when
+# the checkout has it untracked.
+
+def declared_version_files(pyproject: str | None) -> tuple[str, ...]:
+    """The files hatch-vcs (`[tool.hatch.build.hooks.vcs] version-file`) or setuptools-scm
+    (`[tool.setuptools_scm] version_file`, `write_to`) write, as paths from the top (pure)."""
+    tool = _toml(pyproject).get("tool", {})
+    if not isinstance(tool, dict):
+        return ()
+    found = []
+    hatch = tool.get("hatch", {})
+    vcs = hatch.get("build", {}).get("hooks", {}).get("vcs", {}) if isinstance(hatch, dict) and isinstance(
+        hatch.get("build"), dict) and isinstance(hatch["build"].get("hooks"), dict) else {}
+    if isinstance(vcs, dict):
+        found.append(vcs.get("version-file"))
+    scm = tool.get("setuptools_scm", {})
+    if isinstance(scm, dict):
+        found += [scm.get("version_file"), scm.get("write_to")]
+    return tuple(dict.fromkeys(path.strip().removeprefix("./") for path in found
+                               if isinstance(path, str) and path.strip() and ".." not in path.split("/")
+                               and not path.startswith("/")))

@@ -18,22 +18,60 @@ from __future__ import annotations
 
 import glob
 import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
 Fingerprint = dict[str, tuple[int, int, int, int, int, str]]  # path -> mode, size, mtime, ctime, inode, link
+
+# The cache tools write inside a `node_modules/` while they run (find-cache-dir's
+# `node_modules/.cache/`: esm, babel, eslint), at the top and beside the packages they load
+# (`node_modules/esm/node_modules/.cache`). dequal's `npm test` runs under esm, which wrote
+# there on every gate, and the next gate called that a seat's tampering: a right fix
+# quarantined `seat-tamper`. So those caches are not fingerprinted, nor a `node_modules`
+# that holds nothing else (esm makes one to hold its cache), nor any directory's times
+# (each entry is fingerprinted itself), and the caches are removed before
+# every gate and probe: nothing a seat or an earlier gate left there is read by the next
+# judgement, and the tool builds it again from the tree it judges.
+CACHE = ".cache"
 
 
 def fingerprint(top: Path, keep: Sequence[str]) -> Fingerprint:
     """Every entry under the `keep` paths of the workspace `top`, by its stat data (links not followed)."""
     found: Fingerprint = {}
     for root in kept_roots(top, keep):
+        if _only_a_cache(root):
+            continue  # `node_modules/` names every nested one too: esm's own is only its cache
         _add(found, top, root)
         if root.is_dir() and not root.is_symlink():
             for directory, dirs, names in os.walk(root):
+                if Path(directory).name == "node_modules" and CACHE in dirs:
+                    dirs.remove(CACHE)
+                dirs[:] = [name for name in dirs if not _only_a_cache(Path(directory, name))]
                 for name in (*dirs, *names):
                     _add(found, top, Path(directory, name))
     return found
+
+
+def _only_a_cache(path: Path) -> bool:
+    if path.name != "node_modules" or path.is_symlink():
+        return False
+    try:
+        return set(os.listdir(path)) <= {CACHE}
+    except OSError:
+        return False
+
+
+def caches(top: Path, keep: Sequence[str]) -> list[Path]:
+    """The tool caches inside the kept paths (`node_modules/.cache`), which are cleared, never fingerprinted."""
+    found: dict[Path, None] = {}
+    for root in kept_roots(top, keep):
+        if root.is_dir() and not root.is_symlink():
+            for directory, dirs, _names in os.walk(root):
+                if Path(directory).name == "node_modules" and CACHE in dirs:
+                    dirs.remove(CACHE)
+                    found[Path(directory, CACHE)] = None
+    return list(found)
 
 
 def kept_roots(top: Path, keep: Sequence[str]) -> list[Path]:
@@ -64,5 +102,10 @@ def _add(found: Fingerprint, top: Path, path: Path) -> None:
     except OSError:
         return
     link = os.readlink(path) if path.is_symlink() else ""
+    if stat.S_ISDIR(info.st_mode):
+        # A directory's times move as entries come and go (a cache beside a package: see
+        # CACHE); every entry is fingerprinted itself, so its times add nothing but noise.
+        found[path.relative_to(top).as_posix()] = (info.st_mode, 0, 0, 0, info.st_ino, "")
+        return
     found[path.relative_to(top).as_posix()] = (info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns,
                                                info.st_ino, link)

@@ -52,7 +52,9 @@ _PYTEST_WORDS = re.compile(
     r"^ERROR: found no collectors|^ERROR: not found:|pytest: error:", re.MULTILINE)
 _NOT_FOUND_PATH = re.compile(r"^ERROR: (?:file or directory not found|not found): (\S+)", re.MULTILINE)
 _NO_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '([\w.]+)'")
-_CANNOT_IMPORT = re.compile(r"ImportError: cannot import name '(\w+)' from '([\w.]+)'")
+# `from pkg import _version` inside pkg/__init__.py names the package "partially initialized"
+# (Python's guess at a circular import): what is missing is the submodule all the same.
+_CANNOT_IMPORT = re.compile(r"ImportError: cannot import name '(\w+)' from (?:partially initialized module )?'([\w.]+)'")
 # What Python itself prints when `python -m MODULE` names a module it does not have.
 _NO_RUNNER = re.compile(r"^\S*python[\d.]*: No module named ([\w.]+)", re.MULTILINE)
 _SHELL_NOT_FOUND = re.compile(r"(?:^|: )(\S+?): (?:command )?not found", re.MULTILINE)
@@ -87,6 +89,9 @@ class HeadRun:
     # could be (a generated, ignored `src/pkg/_version.py`): the fix is to include them.
     generated: tuple[str, ...] = ()
     pythonpath: str = ""  # the gate's own PYTHONPATH, as configured ("" for none)
+    # Where no world runs: the programs of the person's `node_modules/.bin` (the workspace has
+    # no node_modules of its own), so a program missing for that reason is named with its fix.
+    checkout_node_bin: frozenset[str] = frozenset()
     pytest_table: str = "tool.pytest.ini_options"  # where the project's pytest settings are (pyproject.toml)
 
 
@@ -113,9 +118,17 @@ def judge_at_head(run: HeadRun, allow: Sequence[str], *, in_scope) -> HeadVerdic
         missing = _missing_program(run.output) or program
         if _mentions_scope((missing,), run, in_scope):
             return HeadVerdict(RED)
-        return HeadVerdict(UNAVAILABLE, f'gate {run.gate} cannot run at the integration head: "{missing}" was not '
-                                        "found (exit 127)",
-                           f"in {config}: {not_found_fix(missing)}")
+        cause = f'gate {run.gate} cannot run at the integration head: "{missing}" was not found (exit 127)'
+        if missing in run.checkout_node_bin:
+            # dequal's `npm test` runs `bundt` from node_modules/.bin: the fix to the command
+            # that not_found_fix would give cannot help, the workspace lacks the whole directory.
+            return HeadVerdict(UNAVAILABLE, cause + f"; it is in your checkout's node_modules/.bin, and without the "
+                                                    "seat world a workspace has no node_modules/",
+                               f'give each workspace its own: [gates.{run.gate}] setup = ["npm", "ci"] (["npm", '
+                               '"install"] without a lockfile) and keep = ["node_modules/"], with [workspace] '
+                               "environment = []; or run the gate in the seat world (git failres doctor says why "
+                               "there is none)")
+        return HeadVerdict(UNAVAILABLE, cause, f"in {config}: {not_found_fix(missing)}")
     if run.exit_code == 126:
         return HeadVerdict(UNAVAILABLE, f"gate {run.gate} cannot run at the integration head: a program it starts is "
                                         "not executable (exit 126)",
@@ -131,7 +144,8 @@ def judge_at_head(run: HeadRun, allow: Sequence[str], *, in_scope) -> HeadVerdic
     pytest = is_pytest_gate(run.argv) or bool(_PYTEST_WORDS.search(run.output))
     modules = unimportable_modules(run.output)
     if modules and not _modules_in_scope(modules, in_scope):
-        first = modules[0]
+        # The module whose file is generated and missing is the one to name: its fix is exact.
+        first = next((module for module in modules if set(module_paths(module)) & set(run.generated)), modules[0])
         return HeadVerdict(UNAVAILABLE, f"gate {run.gate} cannot run at the integration head: the module "
                                         f"{first!r} cannot be imported (exit {run.exit_code})",
                            _import_fix(first, run, config))
@@ -159,8 +173,12 @@ def _missing_program(output: str) -> str | None:
 
 
 def unimportable_modules(output: str) -> list[str]:
+    """The modules the output says cannot be imported, first named first. `cannot import name
+    'N' from 'M'` gives M, then M.N: the name may be a submodule (`from em import _version`,
+    a file hatch-vcs generates), whose file is what a fix would bring."""
     modules = list(dict.fromkeys(_NO_MODULE.findall(output)))
-    modules += [module for _name, module in _CANNOT_IMPORT.findall(output) if module not in modules]
+    for name, module in _CANNOT_IMPORT.findall(output):
+        modules += [found for found in (module, f"{module}.{name}") if found not in modules]
     return modules
 
 

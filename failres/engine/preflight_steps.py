@@ -123,10 +123,14 @@ class PreflightSteps(RunContext):
         generated = tuple(sorted(path for path in candidates if (self.engine.top / path).is_file()
                                  and not (self.workspace.path / path).exists()))
         gate = self.config.gates[self.gate_name]
+        node_bin = self.engine.top / "node_modules" / ".bin"
+        unseen = self.world is None and node_bin.is_dir() and not (self.workspace.path / "node_modules").exists()
+        checkout_node_bin = frozenset(os.listdir(node_bin)) if unseen else frozenset()
         pyproject = self.workspace.path / "pyproject.toml"  # as the head has it: no seat has run yet
         verdict = judge_at_head(HeadRun(self.gate_name, tuple(judge.argv), result.exit_code, result.not_found,
                                         result.timed_out, result.text, str(self.workspace.path), packages,
                                         generated=generated, pythonpath=str(gate.env.get("PYTHONPATH", "")),
+                                        checkout_node_bin=checkout_node_bin,
                                         pytest_table=pytest_table(pyproject.read_text(encoding="utf-8",
                                                                                       errors="replace")
                                                                   if pyproject.is_file() else "")),

@@ -91,13 +91,15 @@ class RunSteps(PreflightSteps):
         before = getattr(self, "_kept", None)
         if not gate.keep or before is None:
             return None
+        from failres.gitops.workspace import remove_tree
+
+        for cache in kept.caches(self.workspace.path, gate.keep):
+            remove_tree(cache)
         differ = kept.changed(before, kept.fingerprint(self.workspace.path, gate.keep))
         if not differ:
             return None
         log.warning("failres: %s changed since the setup made it (%s); set up again before anything runs there",
                     ", ".join(gate.keep), ", ".join(differ[:5]))
-        from failres.gitops.workspace import remove_tree
-
         for root in kept.kept_roots(self.workspace.path, gate.keep):
             remove_tree(root)
         self._kept = None

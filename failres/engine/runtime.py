@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -139,10 +140,31 @@ class GateOutcome:
     def summary(self) -> str:
         # Redacted before it is cut: half a token is still a leaked token.
         lines = [line.strip() for line in redact(self.output).splitlines() if line.strip()]
-        last = lines[-1][:200] if lines else "no output"
+        last = verdict_line(lines)[:200] if lines else "no output"
         status = "timed out" if self.timed_out else f"exit {self.exit_code}"
         return f"{status}: {last}"
 
     @property
     def message(self) -> str:
         return f"gate {self.gate} {self.summary}\n{self.output}"
+
+
+# A line that counts tests or failures: pytest's "2 failed, 11 passed", mocha's "1 failing",
+# node's "# fail 1", uvu's "Passed: 43", jest's "Tests: 1 failed, 43 total".
+_COUNTS = re.compile(r"(?:^|[\s#])(?:\d+\s+(?:failed|failing|failures?|errors?|passed|passing|skipped)\b|"
+                     r"(?:fail(?:ed|ures?)?|errors?|pass(?:ed)?|skipped|total|tests?)\s*[:=]?\s*\d+)", re.IGNORECASE)
+
+
+def verdict_line(lines: Sequence[str]) -> str:
+    """The line of a gate's output that says how it went: the last, where it counts tests (pytest's
+    summary); else the last block of lines that do, joined. uvu, under dequal's `npm test`, ends on
+    "Duration: 11.44ms", and a quarantine once said no more than that (pure)."""
+    if not lines or _COUNTS.search(lines[-1]):
+        return lines[-1] if lines else ""
+    end = next((i for i in range(len(lines) - 1, -1, -1) if _COUNTS.search(lines[i])), None)
+    if end is None:
+        return lines[-1]
+    start = end
+    while start > 0 and end - start < 3 and _COUNTS.search(lines[start - 1]):
+        start -= 1
+    return ", ".join(" ".join(line.split()) for line in lines[start:end + 1])

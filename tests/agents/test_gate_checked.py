@@ -138,3 +138,40 @@ def test_where_nothing_runs_the_tests_the_gate_is_a_marked_placeholder_and_said_
     text = (top / ".failres.toml").read_text()
     assert "# PLACEHOLDER: the gate guessed" in text
     assert tomllib.loads(text)["gates"]["tests"]["command"] == ["tox", "-q"]
+
+
+@pytest.mark.parametrize("declared", ['[tool.hatch.build.hooks.vcs]\nversion-file = "src/calc/_version.py"\n',
+                                      '[tool.setuptools_scm]\nversion_file = "src/calc/_version.py"\n'],
+                         ids=["hatch-vcs", "setuptools-scm"])
+def test_a_version_file_the_build_writes_and_git_ignores_is_included_by_init_and_the_gate_runs(tmp_path: Path,
+                                                                                              declared: str):
+    """em-keyboard's package imports the `_version.py` hatch-vcs writes: the first preflight once
+    stopped the run to ask for the include that init can see is needed."""
+    top = tmp_path / "project"
+    top.mkdir()
+    python_project(top)
+    package = top / "src" / "calc" / "__init__.py"
+    package.write_text("from calc import _version\n" + package.read_text())
+    with (top / "pyproject.toml").open("a") as pyproject:
+        pyproject.write(declared)
+    with (top / ".gitignore").open("a") as ignore:
+        ignore.write("src/calc/_version.py\n")
+    git(top, "commit", "-q", "-am", "the version comes from the build")
+    (top / "src" / "calc" / "_version.py").write_text("__version__ = '0.1'\n")  # as the install wrote it
+    path = os.pathsep.join([str(Path(sys.executable).parent), BARE_PATH])
+    init(top, path)
+    config = tomllib.loads((top / ".failres.toml").read_text())
+    assert config["workspace"]["include"] == ["src/calc/_version.py"]
+    with (top / ".failres.toml").open("a") as written:
+        written.write(f'\n[sandbox]\nread = {json.dumps([the_test_site_packages()])}\n')
+    (top / "plan.toml").write_text('slug = "s"\n[[tasks]]\nid = "t1"\nprompt = "p"\nfiles = ["src/calc/__init__.py"]\n')
+    dry = run_failres(top, "run", "plan.toml", "--dry-run", "--preflight", "--json", env={**os.environ, "PATH": path})
+    doc = json.loads(dry.stdout)
+    assert [(p["task"], p["verdict"]) for p in doc["preflight"]] == [("t1", "red")], doc
+
+
+def test_a_declared_version_file_is_read_as_a_path_inside_the_project():
+    from failres.agents.gate_guess import declared_version_files
+
+    assert declared_version_files('[tool.setuptools_scm]\nwrite_to = "./pkg/_v.py"\n') == ("pkg/_v.py",)
+    assert declared_version_files('[tool.hatch.build.hooks.vcs]\nversion-file = "../elsewhere.py"\n') == ()

@@ -65,15 +65,20 @@ PLANT_PTH = ("import glob\n"
              "        pass\n")
 
 
-def with_real_venv_gate(project: Project) -> None:
-    (project.top / ".gitignore").write_text(".venv/\n")
-    git(project.top, "add", ".gitignore")
+def with_kept_gate(project: Project, kept: str, command: list[str], setup: list[str]) -> None:
+    """The gate `command`, its `setup` making the one kept (and ignored) directory `kept`."""
+    (project.top / ".gitignore").write_text(f"{kept}/\n")
+    git(project.top, "add", ".")
     git(project.top, "commit", "-q", "-m", "ignore the environment")
     toml = project.top / ".failres.toml"
     toml.write_text(toml.read_text().replace(
         f"command = {json.dumps([sys.executable, 'tests/check.py'])}",
-        f"command = {json.dumps(['.venv/bin/python', 'tests/check.py'])}\n"
-        f"setup = {json.dumps([sys.executable, '-m', 'venv', '--without-pip', '.venv'])}\nkeep = [\".venv/\"]"))
+        f"command = {json.dumps(command)}\nsetup = {json.dumps(setup)}\nkeep = [\"{kept}/\"]"))
+
+
+def with_real_venv_gate(project: Project) -> None:
+    with_kept_gate(project, ".venv", [".venv/bin/python", "tests/check.py"],
+                   [sys.executable, "-m", "venv", "--without-pip", ".venv"])
 
 
 def test_a_pth_the_gate_run_code_plants_in_the_kept_venv_never_turns_the_next_gate_green(project: Project, cli):
@@ -133,3 +138,51 @@ def test_a_seat_cannot_write_the_kept_paths_in_the_world_and_is_caught_without_o
         assert result.code == 1, result.out + result.err
         assert quarantined(project)["failClass"] == "seat-tamper"
         assert "task-committed" not in project.types()
+
+
+# A gate whose tool writes its cache into the kept node_modules on every run, at the top and
+# beside a package it loads, as esm does under dequal's `npm test`, and which trusts what it
+# finds there (a cache a seat could fill).
+CACHING_GATE = (
+    "import pathlib, runpy, sys\n"
+    "cache = pathlib.Path('node_modules/.cache/tool')\n"
+    "if (cache / 'verdict').is_file() and (cache / 'verdict').read_text() == 'pass':\n"
+    "    print('1 passed (cached)')\n    sys.exit(0)\n"
+    "try:\n    for place in (cache, pathlib.Path('node_modules/tool/node_modules/.cache/tool')):\n"
+    "        place.mkdir(parents=True, exist_ok=True)\n        (place / 'compiled.json').write_text('{}')\n"
+    "except OSError:\n    pass\n"
+    "runpy.run_path('tests/check.py', run_name='__main__')\n"
+)
+NODE_SETUP = ("import os; os.makedirs('node_modules/tool', exist_ok=True); "
+              "open('node_modules/tool/index.js', 'w').write('module.exports = 1;\\n')")
+
+
+def with_caching_node_gate(project: Project) -> None:
+    (project.top / "tools").mkdir()
+    (project.top / "tools" / "gate.py").write_text(CACHING_GATE)
+    with_kept_gate(project, "node_modules", [sys.executable, "tools/gate.py"], [sys.executable, "-c", NODE_SETUP])
+
+
+def test_a_gate_tool_writing_its_cache_in_the_kept_node_modules_is_not_a_seats_tampering(project: Project, cli):
+    """The first gate's own cache write once read as `seat-tamper` before the next gate, and a
+    right fix was quarantined: the fix after a red first gate lands."""
+    project.configure(implementer=[{"write": {"src/calc.py": BROKEN + "\n"}}], fixer=[{"write": {"src/calc.py": FIXED}}])
+    with_caching_node_gate(project)
+    result = run(cli, project)
+    assert result.code == 0, result.out + result.err
+    assert "seat-tamper" not in project.types()
+    assert git(project.top, "show", f"failres/{project.slug}/t1:src/calc.py") == FIXED
+
+
+def test_what_a_seat_leaves_in_the_kept_node_modules_cache_is_never_read_by_the_gate(project: Project, cli):
+    """The cache is not fingerprinted, so it is cleared before every gate: a seat's planted
+    verdict there does not turn a wrong fix green."""
+    plant = "mkdir -p node_modules/.cache/tool 2>/dev/null && printf pass > node_modules/.cache/tool/verdict || true"
+    project.configure(implementer=[{"write": {"src/calc.py": BROKEN + "\n"}, "shell": [plant]}],
+                      fixer=[{"write": {"src/calc.py": BROKEN + "\n\n"}, "shell": [plant]}])
+    with_caching_node_gate(project)
+    result = run(cli, project)
+    assert result.code == 1, result.out + result.err
+    assert "task-committed" not in project.types()
+    gates = [e for e in project.events() if e["type"] == "gate-result" and not e.get("preflight")]
+    assert gates and not any(e["passed"] for e in gates), project.types()

@@ -108,3 +108,32 @@ def test_the_seat_log_keeps_the_plain_text_where_an_escape_could_hide_a_secret_f
     kept = (first / "seat.log").read_bytes()
     assert token.encode() not in kept and token[4:].encode() not in kept
     assert b"\x1b" not in kept and b"the key is" in kept
+
+
+# uvu's closing block, as dequal's `npm test` prints it on a failure: the counts, then a duration.
+UVU_CHECK = ("import sys\nsys.path.insert(0, 'src')\nfrom calc import add\nok = add(2, 3) == 5\n"
+             "print('  FAIL  add  \"two and three\"' if not ok else '')\n"
+             "print('  Total:     2')\nprint('  Passed:    %d' % (2 if ok else 1))\nprint('  Skipped:   0')\n"
+             "print('  Duration:  11.44ms')\nsys.exit(0 if ok else 1)\n")
+
+
+def test_a_runner_that_ends_on_its_duration_is_summed_up_by_its_counts(tmp_path: Path, cli) -> None:
+    """A quarantine of a uvu gate once said only "exit 1: Duration: 11.44ms"."""
+    project = Project.create(tmp_path)
+    (project.top / "tests" / "check.py").write_text(UVU_CHECK)
+    git(project.top, "commit", "-q", "-am", "a uvu-like check")
+    project.configure(implementer=[{"print": "no change"}])
+    ran = cli(project.top, "run", str(project.plan()), "--quiet")
+    assert ran.code == 1, ran.err
+    [event] = [e for e in project.events() if e["type"] == "quarantined"]
+    assert event["message"].splitlines()[0].endswith("exit 1: Total: 2, Passed: 1, Skipped: 0"), event["message"]
+
+
+def test_a_last_line_that_counts_is_the_summary_as_it_always_was() -> None:
+    from failres.engine.runtime import verdict_line
+
+    pytest_end = ["FAILED tests/test_x.py::test_a - AssertionError: 5 != 4", "2 failed, 11 passed in 0.34s"]
+    assert verdict_line(pytest_end) == "2 failed, 11 passed in 0.34s"
+    assert verdict_line(["something broke"]) == "something broke"
+    mocha_end = ["43 passing (10ms)", "1 failing", "1) Set", "AssertionError: expected true", "at test/index.js:10:5"]
+    assert verdict_line(mocha_end) == "43 passing (10ms), 1 failing"

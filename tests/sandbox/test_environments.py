@@ -292,10 +292,10 @@ def test_an_agent_that_commits_in_its_workspace_needs_no_identity_of_its_own(pro
 # ── hints that a test applies ─────────────────────────────────────────
 
 
-def make_generated_version(project: Project) -> None:
+def make_generated_version(project: Project, imports: str = "from ._version import version") -> None:
     """A src layout whose package imports a generated, ignored `_version.py` (hatch-vcs, setuptools-scm)."""
     make_src_layout(project)
-    (project.top / "src" / "pkg" / "__init__.py").write_text("from ._version import version\n")
+    (project.top / "src" / "pkg" / "__init__.py").write_text(imports + "\n")
     (project.top / ".gitignore").write_text("src/pkg/_version.py\n")
     git(project.top, "add", ".")
     git(project.top, "commit", "-q", "-m", "the version comes from the build")
@@ -306,9 +306,14 @@ def fixed_core() -> dict:
     return {"write": {"src/pkg/core.py": "def double(x):\n    return x + x\n"}}
 
 
+# `from pkg import _version` in pkg/__init__.py (em-keyboard's, hatch-vcs) fails as "cannot import
+# name '_version' from partially initialized module 'pkg'": no module is named missing, and the
+# hint was once only to run the gate by hand.
+@pytest.mark.parametrize("imports", ["from ._version import version", "from pkg import _version"],
+                         ids=["relative", "from-package"])
 def test_a_generated_ignored_module_is_named_with_the_include_that_brings_it_and_that_include_works(
-        project: Project, cli):
-    make_generated_version(project)
+        project: Project, cli, imports: str):
+    make_generated_version(project, imports)
     gate = gate_section(PYTEST, 'env = { PYTHONPATH = "src" }\n')
     project.configure(implementer=[fixed_core()], extra=gate)
     plan = plan_with_gate(project, ["src/pkg/core.py"])
@@ -403,3 +408,40 @@ def test_a_directory_where_an_included_file_goes_is_refused_loudly_and_nothing_i
     assert git(project.top, "rev-parse", "failres/rr/t1") == git(project.top, "rev-parse", "main")
     gates = [e for e in project.events() if e["type"] == "gate-result" and not e.get("preflight")]
     assert gates == []  # no gate ran without the person's file
+
+
+# ── a node project's tools, where no world runs ───────────────────────
+
+# What `npm test` does: node_modules/.bin first on PATH, then the project's own tool (dequal's
+# pretest runs `bundt` so), which judges the code.
+NPM_LIKE = ["bash", "-c", "PATH=node_modules/.bin:$PATH check-calc"]
+CHECK_TOOL = f"#!/bin/sh\nexec {sys.executable} tests/check.py\n"
+
+
+def test_a_node_bin_tool_the_workspace_lacks_without_a_world_is_named_with_the_setup_that_brings_it(
+        project: Project, cli):
+    """Once told to fix the gate's command, which names no such program; the setup it says instead works."""
+    project.sandbox_mode = "off"
+    (project.top / ".gitignore").write_text("node_modules/\n")
+    git(project.top, "add", ".gitignore")
+    git(project.top, "commit", "-q", "-m", "ignore node_modules")
+    tool = project.top / "node_modules" / ".bin" / "check-calc"
+    tool.parent.mkdir(parents=True)
+    tool.write_text(CHECK_TOOL)
+    tool.chmod(0o755)
+    project.configure(implementer=[FIX], extra=gate_section(NPM_LIKE))
+    plan = plan_with_gate(project)
+    assert cli(project.top, "run", str(plan), "--quiet").code == 1
+    assert project.calls("impl") == 0
+    event = quarantined(project)
+    assert event["failClass"] == "gate-unavailable"
+    assert "it is in your checkout's node_modules/.bin" in event["message"]
+    assert 'setup = ["npm", "ci"]' in event["message"] and 'keep = ["node_modules/"]' in event["message"]
+    assert ".venv/bin" not in event["message"]  # the command fix, which cannot help here
+    # The hint, applied as it says (the project's own install: here, a copy of the tool).
+    install = f"mkdir -p node_modules/.bin && cp {tool} node_modules/.bin/check-calc"
+    project.configure(implementer=[FIX], extra=gate_section(NPM_LIKE, f'setup = {json.dumps(["bash", "-c", install])}\n'
+                                                            'keep = ["node_modules/"]\n')
+                      + '[workspace]\nenvironment = []\n[stop_loss]\nmode = "off"\n')
+    assert cli(project.top, "run", str(plan), "--quiet").code == 0
+    assert git(project.top, "show", f"failres/{project.slug}/t1:src/calc.py") == FIXED
