@@ -94,7 +94,10 @@ def test_a_run_killed_hard_reads_interrupted_in_status_and_report_alike(tmp_path
         child = subprocess.Popen([sys.executable, "-m", "failres", "run", str(project.plan())], cwd=project.top,
                                  stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 300
-        while "seat  implementer" not in log.read_text() and time.monotonic() < deadline:
+        # The progress line can be printed a moment before the dispatch is journaled: the kill
+        # waits for both, or a loaded machine kills the run between the two.
+        while time.monotonic() < deadline and not (
+                "seat  implementer" in log.read_text() and project.types()[-1:] == ["seat-dispatched"]):
             time.sleep(0.1)
         os.kill(child.pid, signal.SIGKILL)  # failres itself dies: nothing journals the end
         child.wait(timeout=300)
