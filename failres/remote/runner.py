@@ -63,6 +63,7 @@ from failres.remote.sync import sync_store
 from lessons.failpoints import failpoint
 
 log = logging.getLogger("failres.remote")
+FOLD_BATCH = 200  # claims folded by one push: its command line stays short
 
 
 def outcome_of_claim(claim: Claim) -> TaskOutcome:
@@ -197,12 +198,12 @@ class RemoteRun:
         except Unreachable as error:
             log.warning("failres: %s", error)
             return True  # cut off: try again at the next poll, as the holds do
-        claims = look.claims
         now = time.monotonic()
-        for task_id, claim in claims.items():
+        for task_id, claim in look.claims.items():
             if self.seen.get(task_id, ("", 0.0))[0] != claim.oid:
                 self.seen[task_id] = (claim.oid, now)
         self._check_branches(look)
+        claims = self._fold(look, now)
         journal = read_journal(self.engine.store, self.plan.slug)
         waiting = False
         started = len(running)
@@ -260,6 +261,28 @@ class RemoteRun:
                             "claim has stood unchanged for a lease", self.plan.slug, claim.task, claim.host,
                             claim.pid, claim.commit[:12] or "(none)")
 
+    def _fold(self, look: PlanLook, now: float) -> dict[str, Claim]:
+        """Fold finished claims into the plan's record (see `folded`); the claims as they stand after.
+
+        This runner folds the claims it finished; one left finished for a lease (its runner died
+        before folding it, or was of the code before folding) is folded by whichever runner sees
+        it. A committed claim is folded only while its task branch names its commit.
+        """
+        finished = [c for t, c in sorted(look.claims.items()) if not c.folded and (
+            c.state == "quarantined" or (c.state == "committed" and self.behind.get(c.oid, False))) and (
+            c.run == self.run_id or now - self.seen.get(t, ("", now))[1] >= self.lease)]
+        if not finished:
+            return look.claims
+        try:
+            record = self.claims.fold(look.record, finished[:FOLD_BATCH])
+        except Unreachable as error:
+            log.warning("failres: folding finished claims of %s: %s", self.plan.slug, error)
+            return look.claims
+        if record is None:
+            return look.claims  # another runner folded or moved one of them first: the next look says
+        folded = {c.task for c in finished[:FOLD_BATCH]}
+        return {**look.claims, **{task: record.entries[task] for task in folded}}
+
     def _after(self, task: Task, claims: dict[str, Claim], outcomes: dict[str, TaskOutcome], journal) -> bool | str:
         """False: may start; True: wait (a task it comes after is unfinished); a reason: it never can in this run."""
         unlanded, unfinished = [], False
@@ -289,8 +312,8 @@ class RemoteRun:
             failpoint("claim")
             claim = self.claims.write(new_claim(self.plan.slug, task.id, host=self.host, pid=self.pid,
                                                 run=self.run_id, now=utc_now(), lease=self.lease),
-                                      current.oid if current else "")
-            pushed = self.claims.swap(claim, current.oid if current else "")
+                                      current.last_commit if current else "")
+            pushed = self.claims.swap(claim, current.expected if current else "")
         except Unreachable as error:
             log.warning("failres: %s", error)
             return None
