@@ -157,6 +157,8 @@ class RemoteRun:
                 for future in list(running.values()):
                     future.exception()  # the pool is shutting down: each stops through its own path
                 stopped = self._collect(running, outcomes) or stopped
+            if stopped is None and not self.engine.stop.is_set():
+                self._fold_left()
         finally:
             for hold in list(self.holds.values()):
                 hold.close()
@@ -282,6 +284,18 @@ class RemoteRun:
             return look.claims  # another runner folded or moved one of them first: the next look says
         folded = {c.task for c in finished[:FOLD_BATCH]}
         return {**look.claims, **{task: record.entries[task] for task in folded}}
+
+    def _fold_left(self) -> None:
+        """At the end of a run, fold every finished claim still standing, however recent: one left by a
+        runner that died, or by the code before folding, would otherwise wait for a runner that runs a
+        lease longer."""
+        try:
+            look = self.claims.look()
+        except Unreachable as error:
+            log.warning("failres: %s", error)
+            return
+        self._check_branches(look)
+        self._fold(look, time.monotonic() + self.lease)
 
     def _after(self, task: Task, claims: dict[str, Claim], outcomes: dict[str, TaskOutcome], journal) -> bool | str:
         """False: may start; True: wait (a task it comes after is unfinished); a reason: it never can in this run."""
