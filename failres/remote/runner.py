@@ -2,8 +2,10 @@
 
 The loop, until nothing is left for this runner:
 
-1. read every claim of the plan on the remote and the tips of its task branches (one
-   narrow fetch, see `transport`): a committed claim without its branch is not trusted;
+1. read every claim of the plan on the remote, its record of finished tasks and the tips
+   of its task branches (one narrow fetch, see `transport`): a committed claim without its
+   branch is not trusted; the claims this runner finished are folded into the record (see
+   `folded`), with any a lease old that another runner left;
 2. for each task in this runner's own order (see `pick`: runners that start together do
    not all push a claim of the same first task): done when its claim is finished (committed,
    quarantined, cancelled) or this runner finished it; waiting while another runner
@@ -64,6 +66,7 @@ from lessons.failpoints import failpoint
 
 log = logging.getLogger("failres.remote")
 FOLD_BATCH = 200  # claims folded by one push: its command line stays short
+FOLD_AT = 8  # this runner's finished claims folded together
 
 
 def outcome_of_claim(claim: Claim) -> TaskOutcome:
@@ -95,6 +98,7 @@ class RemoteRun:
         self.behind: dict[str, bool] = {}  # committed claim commit -> whether the remote has its branch at its commit
         self.tips: dict[str, str] = {}  # task -> its branch on the remote at the last look
         self.idle_polls = 0  # looks in a row that found nothing to claim
+        self.standing = False  # whether the last look saw finished claims not folded yet
 
     # ---- the seam the task loop calls (engine.claims) ----
 
@@ -263,39 +267,50 @@ class RemoteRun:
                             "claim has stood unchanged for a lease", self.plan.slug, claim.task, claim.host,
                             claim.pid, claim.commit[:12] or "(none)")
 
-    def _fold(self, look: PlanLook, now: float) -> dict[str, Claim]:
+    def _fold(self, look: PlanLook, now: float, *, ending: bool = False) -> dict[str, Claim]:
         """Fold finished claims into the plan's record (see `folded`); the claims as they stand after.
 
-        This runner folds the claims it finished; one left finished for a lease (its runner died
-        before folding it, or was of the code before folding) is folded by whichever runner sees
-        it. A committed claim is folded only while its task branch names its commit.
+        This runner folds the claims it finished, FOLD_AT together (one push for several tasks,
+        and fewer runners' folds racing for the one record) or once one has stood half a lease;
+        one another runner left finished for a lease (it died before folding, or was of the code
+        before folding) is folded by whichever runner sees it; `ending`: every one, now. A
+        committed claim is folded only while its task branch names its commit.
         """
-        finished = [c for t, c in sorted(look.claims.items()) if not c.folded and (
-            c.state == "quarantined" or (c.state == "committed" and self.behind.get(c.oid, False))) and (
-            c.run == self.run_id or now - self.seen.get(t, ("", now))[1] >= self.lease)]
-        if not finished:
+        finished = [c for _, c in sorted(look.claims.items()) if not c.folded and (
+            c.state == "quarantined" or (c.state == "committed" and self.behind.get(c.oid, False)))]
+        self.standing = bool(finished)
+
+        def stood(claim: Claim) -> float:
+            return now - self.seen.get(claim.task, ("", now))[1]
+
+        own = [c for c in finished if c.run == self.run_id]
+        aged = [c for c in finished if c.run != self.run_id and (ending or stood(c) >= self.lease)]
+        due = ending or aged or len(own) >= FOLD_AT or any(stood(c) >= self.lease / 2 for c in own)
+        batch = (own + aged)[:FOLD_BATCH]
+        if not due or not batch:
             return look.claims
         try:
-            record = self.claims.fold(look.record, finished[:FOLD_BATCH])
+            record = self.claims.fold(look.record, batch)
         except Unreachable as error:
             log.warning("failres: folding finished claims of %s: %s", self.plan.slug, error)
             return look.claims
         if record is None:
             return look.claims  # another runner folded or moved one of them first: the next look says
-        folded = {c.task for c in finished[:FOLD_BATCH]}
-        return {**look.claims, **{task: record.entries[task] for task in folded}}
+        return {**look.claims, **{c.task: record.entries[c.task] for c in batch}}
 
     def _fold_left(self) -> None:
-        """At the end of a run, fold every finished claim still standing, however recent: one left by a
-        runner that died, or by the code before folding, would otherwise wait for a runner that runs a
-        lease longer."""
+        """At the end of a run, fold every finished claim still standing, however recent: this runner's
+        last ones, and one left by a runner that died, or by the code before folding, which would
+        otherwise wait for a runner that runs a lease longer."""
+        if not self.standing:
+            return
         try:
             look = self.claims.look()
         except Unreachable as error:
             log.warning("failres: %s", error)
             return
         self._check_branches(look)
-        self._fold(look, time.monotonic() + self.lease)
+        self._fold(look, time.monotonic(), ending=True)
 
     def _after(self, task: Task, claims: dict[str, Claim], outcomes: dict[str, TaskOutcome], journal) -> bool | str:
         """False: may start; True: wait (a task it comes after is unfinished); a reason: it never can in this run."""
