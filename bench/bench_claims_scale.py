@@ -35,6 +35,7 @@ from failres.journal import event_put, make_event  # noqa: E402
 from failres.remote.claims import FINISHED, claim_verdict, new_claim  # noqa: E402
 from failres.remote.holder import Hold, utc_now  # noqa: E402
 from failres.remote.pick import idle_seconds, runner_order  # noqa: E402
+from failres.remote.runner import FOLD_AT  # noqa: E402
 from failres.remote.store_flush import StorePusher  # noqa: E402
 from failres.remote.transport import RemoteClaims, Unreachable  # noqa: E402
 from lessons.storage.records import change_of  # noqa: E402
@@ -82,12 +83,14 @@ class Tally:
     cpu_seconds: float = 0.0
 
 
-def run_runner(top: Path, tasks: list[str], seconds: float, store_interval: float, out) -> None:
-    """One runner's loop, as `RemoteRun._schedule` does it with --jobs 1, the seat a sleep."""
+def run_runner(top: Path, tasks: list[str], seconds: float, store_interval: float, out, fold: bool = True) -> None:
+    """One runner's loop, as `RemoteRun._schedule` does it with --jobs 1, the seat a sleep; `fold`:
+    each look folds the claims this runner finished into the plan's record (off: as before folding)."""
     tally = Tally()
     claims = RemoteClaims(top, "origin", SLUG)
     store = StorePusher(top, "refs/failres/store", "origin", interval=store_interval, snapshots=False)
-    run_id, seen, behind, finished, idle = secrets.token_hex(8), {}, {}, set(), 0
+    run_id, seen, behind, finished, idle, unfolded = secrets.token_hex(8), {}, {}, set(), 0, set()
+    ending = False
     order = runner_order(run_id, tasks)
     looks = 0
     while True:
@@ -103,6 +106,14 @@ def run_runner(top: Path, tasks: list[str], seconds: float, store_interval: floa
                 seen[task] = (claim.oid, now)
             if claim.state == "committed":
                 behind[claim.oid] = look.tips.get(task) == claim.commit
+        unfolded = {t for t in unfolded if t in look.claims and not look.claims[t].folded}  # others may fold
+        mine = [look.claims[t] for t in sorted(unfolded)]
+        if mine and (ending or len(mine) >= FOLD_AT):
+            try:
+                if claims.fold(look.record, mine) is not None:
+                    unfolded -= {c.task for c in mine}
+            except Unreachable:
+                pass
         hold, waiting = None, False
         for task in order:
             if task in finished:
@@ -119,17 +130,18 @@ def run_runner(top: Path, tasks: list[str], seconds: float, store_interval: floa
                 continue
             started = time.monotonic()
             mine = claims.write(new_claim(SLUG, task, host="bench", pid=0, run=run_id, now=utc_now(),
-                                          lease=LEASE), claim.oid if claim else "")
+                                          lease=LEASE), claim.last_commit if claim else "")
             try:
-                if claims.swap(mine, claim.oid if claim else "").accepted:
+                if claims.swap(mine, claim.expected if claim else "").accepted:
                     hold = Hold(claims, mine, LEASE, pushed_at=started, branch_tip=look.tips.get(task, ""))
                     break
             except Unreachable:
                 pass
             waiting = True  # another runner's push came first: its next choice
         if hold is None:
-            if not waiting:
+            if not waiting and not unfolded:
                 break
+            ending = not waiting  # the runner's last look folds what it finished
             idle += 1
             time.sleep(idle_seconds(idle, LEASE, random.random()))
             continue
@@ -143,6 +155,7 @@ def run_runner(top: Path, tasks: list[str], seconds: float, store_interval: floa
                               f"failres: task-committed {SLUG}/{task}")
             store.records_waiting()
             finished.add(task)
+            unfolded |= {task} if fold else set()
             tally.tasks += 1
         hold.close()
         tally.busy_seconds += time.monotonic() - busy
@@ -159,7 +172,21 @@ def run_runner(top: Path, tasks: list[str], seconds: float, store_interval: floa
     out.put(tally)
 
 
-def simulate(root: Path, runners: int, tasks: int, seconds: float) -> tuple[Tally, float]:
+def cas_push_seconds(bare: Path, top: Path, pushes: int = 5) -> float:
+    """The median of `pushes` compare-and-swap pushes of one claim ref to the remote as it stands."""
+    claims, times, expected = RemoteClaims(top, "origin", "probe"), [], ""
+    for _ in range(pushes):
+        mine = claims.write(new_claim("probe", "t", host="bench", pid=0, run="probe", now=utc_now(), lease=LEASE),
+                            expected)
+        started = time.monotonic()
+        assert claims.swap(mine, expected).accepted
+        times.append(time.monotonic() - started)
+        expected = mine.oid
+    git(bare, "update-ref", "-d", "refs/failres/claims/probe/t")
+    return sorted(times)[len(times) // 2]
+
+
+def simulate(root: Path, runners: int, tasks: int, seconds: float, fold: bool = True) -> tuple[Tally, float]:
     bare = make_remote(root)
     clones = [make_clone(root, bare, f"runner-{i:02d}") for i in range(runners)]
     ids = [f"t{i:05d}" for i in range(tasks)]
@@ -167,7 +194,7 @@ def simulate(root: Path, runners: int, tasks: int, seconds: float) -> tuple[Tall
     # Processes, not threads: runners in one process would take turns at its fetch lock and its GIL.
     context = multiprocessing.get_context("spawn")
     out = context.Queue()
-    processes = [context.Process(target=run_runner, args=(top, ids, seconds, store_interval, out))
+    processes = [context.Process(target=run_runner, args=(top, ids, seconds, store_interval, out, fold))
                  for top in clones]
     started = time.monotonic()
     for process in processes:
@@ -181,6 +208,10 @@ def simulate(root: Path, runners: int, tasks: int, seconds: float) -> tuple[Tall
     if len(committed) != tasks or tally.tasks != tasks:
         msg = f"{tally.tasks} tasks committed by the runners, {len(committed)} branches on the remote, of {tasks}"
         raise SystemExit(msg)
+    refs = git(bare, "for-each-ref", "--format=%(refname)").split()
+    claim_refs = sum(1 for ref in refs if ref.startswith(f"refs/failres/claims/{SLUG}/"))
+    print(f"  refs on the remote at the end: {len(refs)} ({claim_refs} claim refs); "
+          f"a compare-and-swap push there: {cas_push_seconds(bare, clones[0]):.3f} s")
     return tally, wall
 
 
@@ -207,16 +238,17 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=0.1)
     parser.add_argument("--quick", action="store_true", help="4 runners x 100 tasks: a smoke test")
     parser.add_argument("--no-baseline", action="store_true", help="skip the one-runner measurement")
+    parser.add_argument("--no-fold", action="store_true", help="leave finished claims unfolded, as before folding")
     args = parser.parse_args()
     runners, tasks = (4, 100) if args.quick else (args.runners, args.tasks)
     with tempfile.TemporaryDirectory(prefix="failres-bench-claims-") as tmp:
-        tally, wall = simulate(Path(tmp) / "many", runners, tasks, args.seconds)
+        tally, wall = simulate(Path(tmp) / "many", runners, tasks, args.seconds, not args.no_fold)
         report("many", runners, tasks, args.seconds, tally, wall)
         if not args.no_baseline and runners > 1:
             # One runner on this many runners' share of the plan, scaled up: what one runner
             # would take for the whole plan, without waiting tasks x seconds for it.
             share = max(10, tasks // runners)
-            one, one_wall = simulate(Path(tmp) / "one", 1, share, args.seconds)
+            one, one_wall = simulate(Path(tmp) / "one", 1, share, args.seconds, not args.no_fold)
             report("one", 1, share, args.seconds, one, one_wall)
             whole = one_wall * tasks / share
             print(f"  one runner, whole plan (scaled from {share} tasks): {whole:.1f} s; "

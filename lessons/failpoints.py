@@ -38,6 +38,7 @@ FAILPOINTS: dict[str, str] = {
     "claim": "a task's claim is about to be pushed to the remote",
     "renewal": "a claim's renewal is about to be pushed",
     "publish": "a committed task's branch and claim are about to be pushed",
+    "fold": "finished tasks' claims are about to be folded into the plan's record of finished tasks",
     "sync": "a merged store is about to be pushed to the remote",
     "land": "a task branch is about to be merged into the integration branch",
     "hook-stamp": "the merge hook is about to stamp what resolved a lesson",

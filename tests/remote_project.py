@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -86,9 +87,21 @@ def start_runner(top: Path, plan: Path, *args: str) -> subprocess.Popen:
                              "--json", *args], cwd=top, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def folded_entry(bare: Path, task: str, slug: str = "rr") -> dict[str, str]:
+    """The task's entry in the plan's record of finished tasks on the remote, as its fields ({}: none)."""
+    bucket = hashlib.sha256(task.encode()).hexdigest()[:2]
+    found = subprocess.run(["git", "cat-file", "blob", f"refs/failres/claims/{slug}/_done:{bucket}/{task}"],
+                           cwd=bare, capture_output=True, text=True)
+    return dict(line.split(": ", 1) for line in found.stdout.splitlines()[1:] if ": " in line)
+
+
 def claim_history(bare: Path, task: str, slug: str = "rr") -> list[dict[str, str]]:
-    """Each claim commit of the task on the remote, newest first, as its fields."""
-    out = git(bare, "log", "--format=%B%x00", f"refs/failres/claims/{slug}/{task}")
+    """Each claim commit of the task on the remote, newest first, as its fields; for a task folded
+    into the record of finished tasks, the history of the claim commit its entry names."""
+    ref = f"refs/failres/claims/{slug}/{task}"
+    if subprocess.run(["git", "rev-parse", "-q", "--verify", ref], cwd=bare, capture_output=True).returncode:
+        ref = folded_entry(bare, task, slug).get("claim", ref)
+    out = git(bare, "log", "--format=%B%x00", ref)
     history = []
     for message in out.split("\0"):
         fields = dict(line.split(": ", 1) for line in message.strip().splitlines()[1:] if ": " in line)

@@ -11,7 +11,7 @@ from failres.clidoc.model import HOUSEKEEPING
 _NOUNS = {"branch": ("merged task branch", "merged task branches"), "workspace": ("workspace", "workspaces"),
           "snapshot": ("snapshot ref", "snapshot refs"), "stale-record": ("stale workspace record",
                                                                          "stale workspace records"),
-          "claim": ("claim ref", "claim refs")}
+          "claim": ("claim ref", "claim refs"), "entry": ("finished-task entry", "finished-task entries")}
 
 
 def summary(counts: dict[str, int], dry_run: bool) -> str:
@@ -26,6 +26,9 @@ def gc(
     json_out: bool = typer.Option(False, "--json", help="Print what was (or would be) removed as JSON."),
     remote: str = typer.Option("", "--remote", metavar="REMOTE",
                                help="Remove landed tasks' branches and claims from REMOTE instead (refs only)."),
+    entries: bool = typer.Option(False, "--entries",
+                                 help="With --remote: also drop landed tasks from each plan's record of finished "
+                                      "tasks."),
 ) -> None:
     """Remove what landed tasks no longer need: merged task branches, their workspaces, old snapshot refs."""
     from failres.cli.policy_cmds import current_policy
@@ -37,7 +40,7 @@ def gc(
 
         result = collect_remote_garbage(ctx.top, ctx.config.store.ref, remote,
                                         integration=ctx.config.integration.branch,
-                                        branches=ctx.config.remote.branches, dry_run=dry_run)
+                                        branches=ctx.config.remote.branches, dry_run=dry_run, entries=entries)
     else:
         policy = current_policy(ctx)
         result = collect_garbage(ctx.top, ctx.repo, ctx.store, ctx.config.integration.branch,

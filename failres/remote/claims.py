@@ -63,7 +63,9 @@ class Claim:
     commit: str = ""  # the task commit, for `committed`
     int_head: str = ""
     cancelled_by: str = ""
-    oid: str = ""
+    oid: str = ""  # for a claim read from the record of finished tasks (`folded`), its entry's blob
+    folded: bool = False  # read from the plan's record of finished tasks, not from a claim ref
+    folded_from: str = ""  # for a folded claim, the claim commit it was folded from
 
     def message(self) -> str:
         """The commit message: a summary line, then one `key: value` line per field."""
@@ -86,6 +88,16 @@ class Claim:
 
     def finished_as(self, state: str, **fields: str) -> Claim:
         return replace(self, state=state, oid="", **fields)
+
+    @property
+    def expected(self) -> str:
+        """What the claim ref must name for a push replacing this claim: "" (absent) once folded."""
+        return "" if self.folded else self.oid
+
+    @property
+    def last_commit(self) -> str:
+        """The claim commit a new claim of the task follows (its parent)."""
+        return self.folded_from if self.folded else self.oid
 
 
 def parse_claim(slug: str, task: str, message: str, oid: str) -> Claim | None:

@@ -27,9 +27,10 @@ from failres.errors import GitError
 from failres.gitops.git import first_error_line, try_git
 from failres.landing.gc import Item
 from failres.remote.claims import Claim, claim_ref
+from failres.remote.folded import Record, record_ref, write_record
 from failres.remote.sync import check_remote, push_statuses
 
-KINDS = ("branch", "claim")
+KINDS = ("branch", "claim", "entry")
 
 
 @dataclass(frozen=True)
@@ -40,8 +41,9 @@ class RemoteGcPlan:
 
 def plan_remote_gc(landed: set[tuple[str, str]], tips: Mapping[tuple[str, str], str],
                    claims: Mapping[tuple[str, str], Claim], merged: Callable[[str], bool], *,
-                   branches: str, integration: str) -> RemoteGcPlan:
-    """What to remove from the remote (leased on the oid read) and what to keep, landed tasks only."""
+                   branches: str, integration: str, entries: bool = False) -> RemoteGcPlan:
+    """What to remove from the remote (leased on the oid read) and what to keep, landed tasks only;
+    `entries`: landed tasks' entries in their plan's record of finished tasks too."""
     remove: list[tuple[Item, str]] = []
     keep: list[Item] = []
     for key in sorted(set(tips) | set(claims)):
@@ -58,6 +60,10 @@ def plan_remote_gc(landed: set[tuple[str, str]], tips: Mapping[tuple[str, str], 
             remove.append((Item("branch", branch, f"landed and merged into {integration}"), tip))
         claim = claims.get(key)
         if claim is None:
+            continue
+        if claim.folded:
+            if entries:  # only when asked: the record is one ref whatever it holds
+                remove.append((Item("entry", f"{record_ref(slug)}:{task}", f"landed; it was {claim.state}"), ""))
             continue
         if claim.state == "held":
             keep.append(Item("claim", claim_ref(slug, task), f"landed, but held by {claim.host} pid {claim.pid}"))
@@ -79,7 +85,7 @@ class RemoteGcResult:
     def document(self) -> dict[str, object]:
         counts = self.counts()
         return {"remote": self.remote, "dryRun": self.dry_run,
-                "removed": {"branches": counts["branch"], "claims": counts["claim"]},
+                "removed": {"branches": counts["branch"], "claims": counts["claim"], "entries": counts["entry"]},
                 "items": [item.document() for item in self.removed], "kept": [item.document() for item in self.kept]}
 
 
@@ -93,7 +99,7 @@ def _by_task(listed: Mapping[str, str], prefix: str) -> dict[tuple[str, str], st
 
 
 def collect_remote_garbage(top: Path, store_ref: str, remote: str, *, integration: str, branches: str,
-                           dry_run: bool) -> RemoteGcResult:
+                           dry_run: bool, entries: bool = False) -> RemoteGcResult:
     from failres.engine.state import task_state
     from failres.journal import list_slugs, read_journal
     from failres.remote.transport import RemoteClaims, fetch_claims
@@ -112,7 +118,8 @@ def collect_remote_garbage(top: Path, store_ref: str, remote: str, *, integratio
             for task in {str(e.get("task")) for e in journal.events if e.get("task")}:
                 if task_state(journal.for_task(task)) == "landed":
                     landed.add((slug, task))
-    claims = fetch_claims(top, remote, "")
+    records: dict[str, Record] = {}
+    claims = fetch_claims(top, remote, "", known=records)
     looked = RemoteClaims(top, remote, "")
     tips = _by_task({prefix + name: oid for name, oid in seen.branches.items()}, prefix)
     head = looked.fetch_tip(f"refs/heads/{integration}")
@@ -127,20 +134,31 @@ def collect_remote_garbage(top: Path, store_ref: str, remote: str, *, integratio
             return False  # a tip not in the integration history fetched: not merged
 
     plan = plan_remote_gc(landed, tips, claims, merged, branches=prefix.rstrip("/"),
-                          integration=f"{remote}/{integration}")
+                          integration=f"{remote}/{integration}", entries=entries)
     removed = tuple(item for item, _ in plan.remove)
     if not dry_run and plan.remove:
-        _delete_refs(top, remote, plan.remove)
+        drops: dict[str, list[str]] = {}
+        for item, _ in plan.remove:
+            if item.kind == "entry":
+                ref, _, task = item.name.partition(":")
+                drops.setdefault(ref, []).append(task)
+        rewritten = tuple((record_ref(slug), write_record(repo, record, [], tuple(drops[record_ref(slug)])),
+                           record.oid) for slug, record in records.items() if record_ref(slug) in drops)
+        _delete_refs(top, remote, tuple(r for r in plan.remove if r[0].kind != "entry"), rewritten)
     return RemoteGcResult(remote, dry_run, removed, plan.keep)
 
 
-def _delete_refs(top: Path, remote: str, refs: tuple[tuple[Item, str], ...]) -> None:
-    """One atomic push deleting every ref, each leased on the oid it was read at."""
+def _delete_refs(top: Path, remote: str, refs: tuple[tuple[Item, str], ...],
+                 records: tuple[tuple[str, str, str], ...] = ()) -> None:
+    """One atomic push deleting every ref, each leased on the oid it was read at, and moving each
+    record (ref, new commit, commit read) with its entries dropped."""
     leases = [f"--force-with-lease={item.name}:{oid}" for item, oid in refs]
-    specs = [f":{item.name}" for item, _ in refs]
+    leases += [f"--force-with-lease={ref}:{old}" for ref, _, old in records]
+    specs = [f":{item.name}" for item, _ in refs] + [f"{new}:{ref}" for ref, new, _ in records]
     done = try_git(top, ["push", "--porcelain", "--atomic", "--no-verify", *leases, remote, *specs])
     statuses = push_statuses(done.stdout.decode("utf-8", "replace"))
-    refused = [name for name in (item.name for item, _ in refs) if not statuses.get(name, (False, ""))[0]]
+    names = [item.name for item, _ in refs] + [ref for ref, _, _ in records]
+    refused = [name for name in names if not statuses.get(name, (False, ""))[0]]
     if refused or done.returncode != 0:
         why = statuses.get(refused[0], (False, first_error_line(done.stderr)))[1] if refused else \
             first_error_line(done.stderr)

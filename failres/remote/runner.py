@@ -2,8 +2,10 @@
 
 The loop, until nothing is left for this runner:
 
-1. read every claim of the plan on the remote and the tips of its task branches (one
-   narrow fetch, see `transport`): a committed claim without its branch is not trusted;
+1. read every claim of the plan on the remote, its record of finished tasks and the tips
+   of its task branches (one narrow fetch, see `transport`): a committed claim without its
+   branch is not trusted; the claims this runner finished are folded into the record (see
+   `folded`), with any a lease old that another runner left;
 2. for each task in this runner's own order (see `pick`: runners that start together do
    not all push a claim of the same first task): done when its claim is finished (committed,
    quarantined, cancelled) or this runner finished it; waiting while another runner
@@ -63,6 +65,8 @@ from failres.remote.sync import sync_store
 from lessons.failpoints import failpoint
 
 log = logging.getLogger("failres.remote")
+FOLD_BATCH = 200  # claims folded by one push: its command line stays short
+FOLD_AT = 8  # this runner's finished claims folded together
 
 
 def outcome_of_claim(claim: Claim) -> TaskOutcome:
@@ -94,6 +98,7 @@ class RemoteRun:
         self.behind: dict[str, bool] = {}  # committed claim commit -> whether the remote has its branch at its commit
         self.tips: dict[str, str] = {}  # task -> its branch on the remote at the last look
         self.idle_polls = 0  # looks in a row that found nothing to claim
+        self.standing = False  # whether the last look saw finished claims not folded yet
 
     # ---- the seam the task loop calls (engine.claims) ----
 
@@ -156,6 +161,8 @@ class RemoteRun:
                 for future in list(running.values()):
                     future.exception()  # the pool is shutting down: each stops through its own path
                 stopped = self._collect(running, outcomes) or stopped
+            if stopped is None and not self.engine.stop.is_set():
+                self._fold_left()
         finally:
             for hold in list(self.holds.values()):
                 hold.close()
@@ -197,12 +204,12 @@ class RemoteRun:
         except Unreachable as error:
             log.warning("failres: %s", error)
             return True  # cut off: try again at the next poll, as the holds do
-        claims = look.claims
         now = time.monotonic()
-        for task_id, claim in claims.items():
+        for task_id, claim in look.claims.items():
             if self.seen.get(task_id, ("", 0.0))[0] != claim.oid:
                 self.seen[task_id] = (claim.oid, now)
         self._check_branches(look)
+        claims = self._fold(look, now)
         journal = read_journal(self.engine.store, self.plan.slug)
         waiting = False
         started = len(running)
@@ -260,6 +267,51 @@ class RemoteRun:
                             "claim has stood unchanged for a lease", self.plan.slug, claim.task, claim.host,
                             claim.pid, claim.commit[:12] or "(none)")
 
+    def _fold(self, look: PlanLook, now: float, *, ending: bool = False) -> dict[str, Claim]:
+        """Fold finished claims into the plan's record (see `folded`); the claims as they stand after.
+
+        This runner folds the claims it finished, FOLD_AT together (one push for several tasks,
+        and fewer runners' folds racing for the one record) or once one has stood half a lease;
+        one another runner left finished for a lease (it died before folding, or was of the code
+        before folding) is folded by whichever runner sees it; `ending`: every one, now. A
+        committed claim is folded only while its task branch names its commit.
+        """
+        finished = [c for _, c in sorted(look.claims.items()) if not c.folded and (
+            c.state == "quarantined" or (c.state == "committed" and self.behind.get(c.oid, False)))]
+        self.standing = bool(finished)
+
+        def stood(claim: Claim) -> float:
+            return now - self.seen.get(claim.task, ("", now))[1]
+
+        own = [c for c in finished if c.run == self.run_id]
+        aged = [c for c in finished if c.run != self.run_id and (ending or stood(c) >= self.lease)]
+        due = ending or aged or len(own) >= FOLD_AT or any(stood(c) >= self.lease / 2 for c in own)
+        batch = (own + aged)[:FOLD_BATCH]
+        if not due or not batch:
+            return look.claims
+        try:
+            record = self.claims.fold(look.record, batch)
+        except Unreachable as error:
+            log.warning("failres: folding finished claims of %s: %s", self.plan.slug, error)
+            return look.claims
+        if record is None:
+            return look.claims  # another runner folded or moved one of them first: the next look says
+        return {**look.claims, **{c.task: record.entries[c.task] for c in batch}}
+
+    def _fold_left(self) -> None:
+        """At the end of a run, fold every finished claim still standing, however recent: this runner's
+        last ones, and one left by a runner that died, or by the code before folding, which would
+        otherwise wait for a runner that runs a lease longer."""
+        if not self.standing:
+            return
+        try:
+            look = self.claims.look()
+        except Unreachable as error:
+            log.warning("failres: %s", error)
+            return
+        self._check_branches(look)
+        self._fold(look, time.monotonic(), ending=True)
+
     def _after(self, task: Task, claims: dict[str, Claim], outcomes: dict[str, TaskOutcome], journal) -> bool | str:
         """False: may start; True: wait (a task it comes after is unfinished); a reason: it never can in this run."""
         unlanded, unfinished = [], False
@@ -289,8 +341,8 @@ class RemoteRun:
             failpoint("claim")
             claim = self.claims.write(new_claim(self.plan.slug, task.id, host=self.host, pid=self.pid,
                                                 run=self.run_id, now=utc_now(), lease=self.lease),
-                                      current.oid if current else "")
-            pushed = self.claims.swap(claim, current.oid if current else "")
+                                      current.last_commit if current else "")
+            pushed = self.claims.swap(claim, current.expected if current else "")
         except Unreachable as error:
             log.warning("failres: %s", error)
             return None

@@ -32,7 +32,9 @@ import pygit2
 from failres.errors import GitError
 from failres.gitops.git import FALLBACK_EMAIL, FALLBACK_NAME, first_error_line, try_git
 from failres.remote.claims import CLAIMS_PREFIX, Claim, claim_ref, parse_claim
+from failres.remote.folded import RECORD_NAME, Record, read_record, record_ref, write_record
 from failres.remote.sync import NARROW, push_statuses, tip_in_ls_remote
+from lessons.failpoints import failpoint
 
 _FETCH_TURNS = threading.Lock()
 # Narrow listings whatever the person's own `protocol.version`; no reflog for refs re-read before every use.
@@ -47,6 +49,28 @@ def claim_of_ref(repo: pygit2.Repository, name: str, base: str) -> Claim | None:
     if not task or "/" in task or not isinstance(commit, pygit2.Commit):
         return None
     return parse_claim(slug, task, commit.message, str(commit.id))
+
+
+def read_claims(repo: pygit2.Repository, base: str, prefix: str, known: dict[str, Record] | None = None
+                ) -> tuple[dict[tuple[str, str], Claim], dict[str, Record]]:
+    """(slug, task) -> claim of the fetched copies under `prefix` (`<base>[<slug>/]`), each plan's record
+    of finished tasks read in (a claim ref outranks its task's entry: a task run again is claimed anew),
+    and slug -> that record. CorruptRecord when a record is not one to read."""
+    claims: dict[tuple[str, str], Claim] = {}
+    records: dict[str, Record] = {}
+    for name in repo.references:
+        if not name.startswith(prefix):
+            continue
+        slug, _, task = name[len(base):].partition("/")
+        if task == RECORD_NAME:
+            records[slug] = read_record(repo, slug, str(repo.references[name].target), (known or {}).get(slug))
+            continue
+        claim = claim_of_ref(repo, name, base)
+        if claim is not None:
+            claims[(claim.slug, claim.task)] = claim
+    merged = {(slug, task): claim for slug, record in records.items() for task, claim in record.entries.items()}
+    merged.update(claims)
+    return merged, records
 
 
 class Unreachable(GitError):
@@ -125,6 +149,7 @@ class PlanLook:
 
     claims: dict[str, Claim]
     tips: dict[str, str]
+    record: Record  # the plan's record of finished tasks (oid "" when the remote has none yet)
 
 
 class RemoteClaims:
@@ -137,6 +162,7 @@ class RemoteClaims:
         self.branches = branches.rstrip("/")  # where the remote keeps task branches: <branches>/<slug>/<task>
         self.git_dir = Path(pygit2.Repository(str(top)).path)
         self.traffic = Traffic()
+        self.records: dict[str, Record] = {}  # the last records read: their unchanged subtrees are not read again
 
     def _git(self, *args: str):
         if args and args[0] == "ls-remote":
@@ -149,18 +175,46 @@ class RemoteClaims:
     def fetch(self) -> dict[str, Claim]:
         """task -> its claim on the remote now; a ref whose commit is no claim is read past."""
         self.traffic.fetches += 1
-        return {task: claim for (_, task), claim in fetch_claims(self.top, self.remote, self.slug).items()}
+        found = fetch_claims(self.top, self.remote, self.slug, known=self.records)
+        return {task: claim for (_, task), claim in found.items()}
 
     def look(self) -> PlanLook:
         """The plan's claims and task branch tips on the remote now, in one narrow fetch."""
         self.traffic.fetches += 1
         branches = f"{self.branches}/{self.slug}/"
         tracking = f"refs/remotes/{self.remote}/failres-view/tasks/{self.slug}/"
-        found = fetch_claims(self.top, self.remote, self.slug, extra=(f"+{branches}*:{tracking}*",))
+        found = fetch_claims(self.top, self.remote, self.slug, extra=(f"+{branches}*:{tracking}*",),
+                             known=self.records)
         repo = pygit2.Repository(str(self.top))
         tips = {name[len(tracking):]: str(repo.references[name].target) for name in repo.references
                 if name.startswith(tracking)}
-        return PlanLook({task: claim for (_, task), claim in found.items()}, tips)
+        record = self.records.get(self.slug, Record(self.slug))
+        return PlanLook({task: claim for (_, task), claim in found.items()}, tips, record)
+
+    def fold(self, record: Record, finished: list[Claim], drops: tuple[str, ...] = ()) -> Record | None:
+        """Fold `finished` claims into the plan's record (and drop `drops` entries) in one atomic push
+        that deletes their claim refs, every ref leased on what was read; the new record, or None
+        when a ref moved meanwhile (nothing moved). Unreachable when git could not push."""
+        repo = pygit2.Repository(str(self.top))
+        oid = write_record(repo, record, finished, drops)
+        ref = record_ref(self.slug)
+        refs = [claim_ref(c.slug, c.task) for c in finished]
+        leases = [f"--force-with-lease={ref}:{record.oid}"]
+        leases += [f"--force-with-lease={name}:{c.oid}" for name, c in zip(refs, finished)]
+        failpoint("fold")
+        self.traffic.pushes += 1
+        self.traffic.count("fold")
+        done = self._git("push", "--porcelain", "--no-verify", "--atomic", *leases, self.remote, f"{oid}:{ref}",
+                         *(f":{name}" for name in refs))
+        statuses = push_statuses(done.stdout.decode("utf-8", "replace"))
+        if not statuses and done.returncode != 0:
+            msg = f"git push {self.remote} failed: {first_error_line(done.stderr)}"
+            raise Unreachable(msg, hint="check the remote with `git remote -v`")
+        if first_refusal(statuses, [ref, *refs], first_error_line(done.stderr)) is not None:
+            self.traffic.rejected += 1
+            return None
+        self.records[self.slug] = read_record(repo, self.slug, oid, record)
+        return self.records[self.slug]
 
     def write(self, claim: Claim, parent: str) -> Claim:
         """The claim as a commit in the local object store (pushed by `swap`); parent: the one it replaces."""
@@ -225,10 +279,11 @@ class RemoteClaims:
         return tip.stdout.decode().strip() if tip.returncode == 0 else ""
 
 
-def fetch_claims(top: Path, remote: str, slug: str = "", *,
-                 extra: tuple[str, ...] = ()) -> dict[tuple[str, str], Claim]:
-    """(slug, task) -> its claim on the remote now, for one plan (or, slug "", every plan);
-    `extra`: refspecs fetched by the same `git fetch` (one connection)."""
+def fetch_claims(top: Path, remote: str, slug: str = "", *, extra: tuple[str, ...] = (),
+                 known: dict[str, Record] | None = None) -> dict[tuple[str, str], Claim]:
+    """(slug, task) -> its claim on the remote now, for one plan (or, slug "", every plan), finished
+    tasks' entries of each plan's record included; `extra`: refspecs fetched by the same `git fetch`
+    (one connection); `known`: slug -> its record as last read, updated in place."""
     prefix = f"refs/remotes/{remote}/failres-claims/" + (f"{slug}/" if slug else "")
     spec = f"+{CLAIMS_PREFIX}{slug + '/' if slug else ''}*:{prefix}*"
     repo = pygit2.Repository(str(top))
@@ -240,10 +295,8 @@ def fetch_claims(top: Path, remote: str, slug: str = "", *,
             msg = f"git fetch {remote} failed: {first_error_line(done.stderr)}"
             raise Unreachable(msg, hint="check the remote with `git remote -v`")
         repo = pygit2.Repository(str(top))
-        claims = {}
-        base = f"refs/remotes/{remote}/failres-claims/"
-        for name in repo.references:
-            claim = claim_of_ref(repo, name, base) if name.startswith(prefix) else None
-            if claim is not None:
-                claims[(claim.slug, claim.task)] = claim
+        claims, records = read_claims(repo, f"refs/remotes/{remote}/failres-claims/", prefix, known)
+        if known is not None:
+            known.clear()
+            known.update(records)
         return claims

@@ -29,7 +29,7 @@ from failres.errors import GitError, UsageError
 from failres.gitops.git import first_error_line, try_git
 from failres.journal import list_slugs, read_journal
 from failres.remote.claims import CLAIMS_PREFIX, Claim
-from failres.remote.transport import DEFAULT_BRANCHES, FETCH_CONFIG, claim_of_ref, repo_turn
+from failres.remote.transport import DEFAULT_BRANCHES, FETCH_CONFIG, read_claims, repo_turn
 from failres.remote.sync import check_remote
 from lessons.storage.store import Store
 
@@ -91,14 +91,10 @@ def _fetch_view(top: Path, remote: str, store_ref: str, slug: str | None, task_b
             msg = f"git fetch {remote} failed: {first_error_line(done.stderr)}"
             raise GitError(msg, hint="check the remote with `git remote -v`")
         repo = pygit2.Repository(str(top))  # the fetch wrote refs and packs behind the first handle's back
-        claims: dict[tuple[str, str], Claim] = {}
+        claims, _ = read_claims(repo, claims_at, claims_at + plan)  # finished tasks' record read in
         branches: dict[str, str] = {}
         for name in repo.references:
-            if name.startswith(claims_at + plan):
-                claim = claim_of_ref(repo, name, claims_at)
-                if claim is not None:
-                    claims[(claim.slug, claim.task)] = claim
-            elif name.startswith(branches_at + plan):
+            if name.startswith(branches_at + plan):
                 branches[name[len(branches_at):]] = str(repo.references[name].target)
         store = Store(repo, tracking) if tracking in repo.references else None
     return _Seen(claims, store, branches)

@@ -34,7 +34,7 @@ FIX = {"write": {"src/calc.py": FIXED}}
 RUN_POINTS = ("workspace-made", "preflight", "dispatch", "dispatch-done", "scope-check", "put-back", "gate",
               "commit", "journal-write", "store-write")
 SAMPLE = {"1": ("dispatch", "put-back", "commit", "store-write"), "4": ("commit",)}
-REMOTE_POINTS = ("claim", "publish", "sync")
+REMOTE_POINTS = ("claim", "publish", "fold", "sync")
 
 
 def call_sites() -> dict[str, list[str]]:

@@ -13,7 +13,7 @@ from conftest import git
 from failres.errors import GitError
 from failres.landing.gc import Item
 from failres.remote.remote_gc import _delete_refs
-from remote_project import clone, make_remote, start_runner
+from remote_project import clone, folded_entry, make_remote, start_runner
 
 TASKS = ["t1", "t2", "t3"]
 
@@ -48,18 +48,22 @@ def test_gc_remote_removes_only_landed_and_merged_tasks_refs_and_no_runner_runs_
     before = _refs(bare)
     t1_commit = before["refs/heads/failres/rr/t1"]
 
+    assert "refs/failres/claims/rr/t1" not in before  # folded into the plan's record of finished tasks
     dry = failres(person, "gc", "--remote", "origin", "--dry-run", "--json")
     assert dry.returncode == 0, dry.stderr
     shown = json.loads(dry.stdout)
-    assert sorted(i["name"] for i in shown["items"]) == ["refs/failres/claims/rr/t1", "refs/heads/failres/rr/t1"]
+    assert sorted(i["name"] for i in shown["items"]) == ["refs/heads/failres/rr/t1"]  # entries only when asked
     assert [i["name"] for i in shown["kept"]] == ["refs/heads/failres/rr/t2"]
     assert _refs(bare) == before  # a dry run moves nothing
 
-    done = failres(person, "gc", "--remote", "origin")
+    done = failres(person, "gc", "--remote", "origin", "--entries")
     assert done.returncode == 0, done.stderr
-    assert "removed 1 merged task branch, 1 claim ref" in done.stdout
+    assert "removed 1 merged task branch, 1 finished-task entry" in done.stdout
     after = _refs(bare)
-    assert set(before) - set(after) == {"refs/failres/claims/rr/t1", "refs/heads/failres/rr/t1"}
+    assert set(before) - set(after) == {"refs/heads/failres/rr/t1"}
+    assert folded_entry(bare, "t1") == {} and folded_entry(bare, "t2")["state"] == "committed"
+    record = "refs/failres/claims/rr/_done"
+    after.pop(record), before.pop(record)  # the record moved: t1's entry dropped, nothing else
     assert all(after[ref] == before[ref] for ref in after)
     assert subprocess.run(["git", "cat-file", "-e", t1_commit], cwd=bare).returncode == 0  # no object deleted
     assert subprocess.run(["git", "fsck", "--strict"], cwd=bare, capture_output=True).returncode == 0
