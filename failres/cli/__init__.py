@@ -30,10 +30,10 @@ def __getattr__(name: str) -> object:
 # along either way: an app of a single command would take its name for an argument.
 _ONLY = {"status": ("run_cmds", "journal_cmd"), "journal": ("run_cmds", "journal_cmd")}
 
-# Commands a plain line of which (`read_cmds.read_fast`) runs without typer. `sync` changes
-# the store: its plain line is refused to a seat as typer's would be, and any other line
-# of it goes through the whole command tree.
-_PLAIN = frozenset({*_ONLY, "sync"})
+# Commands a plain line of which (`read_cmds.read_fast`) runs without typer. `sync` and
+# `run` change the store: their plain lines are refused to a seat as typer's would be, and
+# any other line of them goes through the whole command tree.
+_PLAIN = frozenset({*_ONLY, "sync", "run"})
 
 
 def _only_reads(args: list[str]) -> tuple[str, ...] | None:
@@ -174,8 +174,7 @@ def _dispatch(args: list[str]) -> object:
         from failres.containment import moves
 
         moves.install()
-        fast()
-        return 0
+        return fast() or 0
     only = _only_reads(args)
     if only is not None:
         # A read command (never in WRITES, never a group, no help asked) whose line is not

@@ -128,14 +128,18 @@ _GRAMMAR: dict[str, tuple[tuple[str, ...], int, dict[str, str], dict[str, str]]]
 }
 
 
-def read_fast(args: list[str]) -> Callable[[], None] | None:
-    """The call `args` (a `status`, `journal` or `sync` line) asks for, or None when typer should parse it.
+def read_fast(args: list[str]) -> Callable[[], int | None] | None:
+    """The call `args` (a `status`, `journal`, `sync` or `run` line) asks for, or None when typer should parse it.
 
     Only what the command's own parser would take the same way is taken here: its
     positionals, `--json`, and its options given as `--opt VALUE` or `--opt=VALUE`
     once each. Anything else (help, `--`, an unknown or repeated option, a value that
     begins with a dash, a missing or extra argument) is typer's.
     """
+    if args[:1] == ["run"]:
+        from failres.cli.run_plain import run_fast
+
+        return run_fast(args)
     if not args or args[0] not in _GRAMMAR:
         return None
     positional_names, required, options, flags = _GRAMMAR[args[0]]

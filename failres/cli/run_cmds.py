@@ -8,8 +8,7 @@ import typer
 
 from failres.cli.app import app
 from failres.clidoc.model import LOOP
-from failres.cli.common import console, echo_text, emit_json, err_console, open_context
-from failres.errors import EXIT_NOT_GREEN
+from failres.cli.common import console, echo_text, emit_json, open_context
 
 
 @app.command(rich_help_panel=LOOP, epilog="git failres run plan.toml --task t1")
@@ -35,60 +34,19 @@ def run(
     Ctrl-C (SIGINT), SIGTERM and SIGHUP stop the seats' processes, journal `interrupted`
     (reason `signal`), print the command that resumes and exit 128 + the signal's number.
     """
-    from failres.containment.interrupts import Interrupted, stop_on_signals
-    from failres.engine.entry import engine_for, outcome_document, outcome_lines, progress_for, run_plan_file
+    from failres.cli.run_plain import run_command
 
     if preflight and not dry_run:
         from failres.errors import UsageError
 
         msg = "--preflight goes with --dry-run"
         raise UsageError(msg, hint="a run checks each gate at the integration head itself (gates' preflight = true)")
-    ctx = open_context()
     if dry_run:
-        _dry_run(ctx, plan, task, patch, json_out, preflight=preflight)
+        _dry_run(open_context(), plan, task, patch, json_out, preflight=preflight)
         return
-    progress = progress_for(quiet=quiet or json_out)
-    from failres.knowledge.attach import attach_knowledge
-
-    engine = engine_for(ctx, progress, attach=attach_knowledge)
-    try:
-        with stop_on_signals(engine.stop):
-            if remote is not None:
-                outcomes = _run_remote(engine, plan, remote, task, patch, jobs)
-            else:
-                outcomes = run_plan_file(engine, plan, task_ids=task, patch=patch, force=force, jobs=jobs)
-    except Interrupted:
-        outcomes = None
-    finally:
-        # The live display is put away first: a line printed under it would be drawn over.
-        close = getattr(progress, "close", None)
-        if close is not None:
-            close()
-    if outcomes is None or engine.stop.is_set():
-        from failres.engine.progress import resume_line
-
-        typer.echo(resume_line(engine.stop.signum, plan, task), err=True)
-        raise typer.Exit(engine.stop.exit_code)
-    if json_out:
-        emit_json([outcome_document(o) for o in outcomes])
-    else:
-        out = console()
-        for o in outcomes:
-            for line in outcome_lines(o):
-                out.print(line, markup=False, soft_wrap=True)
-    # Green is committed or landed; a task still waiting on `after` has not gone green either.
-    if any(o.state not in ("committed", "landed") for o in outcomes):
-        raise typer.Exit(EXIT_NOT_GREEN)
-
-
-def _run_remote(engine, plan: Path, remote: str, task_ids: list[str], patch: Path | None, jobs: int):
-    from failres.errors import UsageError
-    from failres.remote.runner import run_plan_remote
-
-    if patch is not None:
-        msg = "--patch applies a person's patch on this machine; it does not go with --remote"
-        raise UsageError(msg, hint="run it without --remote, then push the task branch")
-    return run_plan_remote(engine, plan, remote, task_ids=task_ids, jobs=jobs)
+    code = run_command(plan, task, quiet=quiet, json_out=json_out, jobs=jobs, patch=patch, force=force, remote=remote)
+    if code:
+        raise typer.Exit(code)
 
 
 def _dry_run(ctx, plan_path: Path, task_ids: list[str], patch: Path | None, json_out: bool, *,
