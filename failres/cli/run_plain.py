@@ -41,6 +41,12 @@ def run_command(plan: Path, task_ids: list[str], *, quiet: bool = False, json_ou
                 outcomes = run_plan_file(engine, plan, task_ids=task_ids, patch=patch, force=force, jobs=jobs)
     except Interrupted:
         outcomes = None
+    except Exception:
+        # The same Ctrl-C that stops the run reaches its git children; what fails because
+        # of it is the stop, said as one (the resume line, 128 + the signal's number).
+        if not engine.stop.is_set():
+            raise
+        outcomes = None
     finally:
         # The live display is put away first: a line printed under it would be drawn over.
         close = getattr(progress, "close", None)

@@ -142,23 +142,27 @@ class TaskRun(RunSteps):
                 outcome = self.quarantine(unrunnable) if unrunnable is not None else self.run_agent()
             final = outcome.state
             return outcome
-        except Interrupted as stop:
+        except BaseException as error:
+            stop = as_stop(error, self.engine.stop)
+            if stop is None:
+                # Whatever went wrong, the task must not read `running` for ever: it is
+                # interrupted (the next run resumes it) and the error goes on to the boundary.
+                try:
+                    self.journal("interrupted", reason="error",
+                                 error=redact(f"{type(error).__name__}: {error}")[:500])
+                except Exception:  # noqa: BLE001 - the original error is the one to report
+                    log.exception("failres: recording the interruption of %s/%s failed", self.slug, self.task.id)
+                # Left where it is for a look (the next run replaces it), and inert like every
+                # workspace failres leaves: the seat's `.git` must not run for the person.
+                self.finish_workspace(keep=True)
+                raise
             self.journal("interrupted", reason=stop.reason)
             self.finish_workspace(keep=False)
             if stop.reason == "cancel":
                 return TaskOutcome(self.slug, self.task.id, "interrupted", message="cancelled")
-            raise
-        except BaseException as error:
-            # Whatever went wrong, the task must not read `running` for ever: it is
-            # interrupted (the next run resumes it) and the error goes on to the boundary.
-            try:
-                self.journal("interrupted", reason="error", error=redact(f"{type(error).__name__}: {error}")[:500])
-            except Exception:  # noqa: BLE001 - the original error is the one to report
-                log.exception("failres: recording the interruption of %s/%s failed", self.slug, self.task.id)
-            # Left where it is for a look (the next run replaces it), and inert like every
-            # workspace failres leaves: the seat's `.git` must not run for the person.
-            self.finish_workspace(keep=True)
-            raise
+            if stop is error:
+                raise
+            raise stop from error
         finally:
             if self.world is not None:
                 self.world.close()
@@ -318,3 +322,14 @@ class TaskRun(RunSteps):
                 if healthy:
                     continue  # healthy again: that dispatch once more
             return failure
+
+
+def as_stop(error: BaseException, flag) -> Interrupted | None:
+    """The stop an error stands for: the error itself when it is one; the signal's when a
+    signal had arrived as it came, since Ctrl-C reaches the whole process group and a git
+    child of failres's killed by it fails ("git status failed ... no message"); else None."""
+    if isinstance(error, Interrupted):
+        return error
+    if isinstance(error, Exception) and flag.is_set():
+        return Interrupted("signal", flag.signum)
+    return None

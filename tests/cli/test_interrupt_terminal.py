@@ -11,6 +11,7 @@ import json
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -107,3 +108,37 @@ def test_ctrl_c_with_output_in_a_file_leaves_the_same_line_that_resumes(tmp_path
     assert code == 128 + signal.SIGINT
     assert lines[-1] == f"failres: interrupted by SIGINT; resume with: git failres run {plan}"
     assert lines[-2].startswith("[failres] rr/t1  interrupted")
+
+
+def test_ctrl_c_that_kills_a_git_child_of_failres_too_is_still_an_interruption(tmp_path: Path) -> None:
+    """Ctrl-C reaches the whole process group, git children included: a `git status` killed
+    by it failed ("git status failed ... no message", exit 2) instead of stopping the run.
+    A `git` first on PATH delivers the Ctrl-C the way a terminal does, to failres and to
+    itself, at the first `git status` after the seat started."""
+    project = Project.create(tmp_path)
+    project.configure(implementer=[{"write": {"src/calc.py": "x = 1\n"}, "sleep": 2}])
+    plan = project.plan()
+    armed = tmp_path / "armed"
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "git").write_text(
+        "#!/bin/sh\n"
+        f'case " $* " in *" status "*) if rm "{armed}" 2>/dev/null; then kill -INT $PPID; kill -INT $$; fi;; esac\n'
+        f'exec "{shutil.which("git")}" "$@"\n')
+    (shim / "git").chmod(0o755)
+    env = dict(os.environ, PATH=f"{shim}{os.pathsep}{os.environ['PATH']}")
+    log = tmp_path / "run.log"
+    with log.open("w") as sink:
+        child = subprocess.Popen([sys.executable, "-m", "failres", "run", str(plan)], cwd=project.top, env=env,
+                                 stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 300
+        while "seat  implementer" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        armed.write_text("")
+        code = child.wait(timeout=300)
+    lines = log.read_text().splitlines()
+    assert not armed.exists(), lines  # the Ctrl-C was delivered during a git status
+    assert code == 128 + signal.SIGINT, lines
+    assert lines[-1] == f"failres: interrupted by SIGINT; resume with: git failres run {plan}"
+    assert not [line for line in lines if "failed in" in line], lines
+    assert [e["reason"] for e in project.events() if e["type"] == "interrupted"] == ["signal"]
