@@ -199,8 +199,14 @@ class TaskLock:
         if self.fd is None:
             return
         data = json.dumps(self.info, sort_keys=True).encode() + b"\n"
-        os.ftruncate(self.fd, 0)
-        os.pwrite(self.fd, data, 0)
+        # Never empty, not even for an instant: `status` reads this file while the run
+        # rewrites it (when a seat starts), and an empty read showed a live run without its
+        # pid. The new text goes over the old in one write, padded to the old length with
+        # whitespace JSON ignores, and only then is the file cut to it.
+        old = os.fstat(self.fd).st_size
+        os.pwrite(self.fd, data.ljust(old, b" "), 0)
+        if old > len(data):
+            os.ftruncate(self.fd, len(data))
 
 
 def _flocked(parent: int, name: str) -> bool:
@@ -237,7 +243,11 @@ def _read_holder(git_dir: Path, relative: PurePath) -> Holder | None:
     except OSError:
         return None
     try:
-        return _parse(os.pread(fd, 65536, 0))
+        for _ in range(3):  # a read that met a rewrite half done is read again
+            holder = _parse(os.pread(fd, 65536, 0))
+            if holder is not None:
+                return holder
+        return None
     finally:
         os.close(fd)
 
