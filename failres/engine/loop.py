@@ -43,7 +43,7 @@ from failres.engine.taxonomy import (
 from failres.errors import GitError, UsageError
 from failres.gitops.branches import checked_patch_tree, ensure_task_branch, patch_tree, read_patch
 from failres.gitops.verify import ObjectsPoisoned
-from failres.journal import read_journal
+from failres.journal import Journal, read_journal
 from failres.sandbox.world import SeatWorld
 from failres.engine.dispatch_logs import RunLogs, run_id
 from lessons.redaction.redact import redact
@@ -62,8 +62,11 @@ def red_after(fixer_attempts: int, why_none: str) -> str:
 class TaskRun(RunSteps):
     """One run of one task, from its start to a commit or a quarantine."""
 
-    def run(self, patch: Path | None = None, *, force: bool = False) -> TaskOutcome:
-        events = read_journal(self.engine.store, self.slug).for_task(self.task.id)
+    def run(self, patch: Path | None = None, *, force: bool = False, journal: Journal | None = None) -> TaskOutcome:
+        """`journal`: the plan's journal as read after this task's lock was taken, given only to the
+        first task of a run: nothing written since touches its events or the plan's preflight verdicts."""
+        self.carried_journal = journal
+        events = (read_journal(self.engine.store, self.slug) if journal is None else journal).for_task(self.task.id)
         current = state.task_state(events)
         if current in ("committed", "landed") and patch is None:
             return TaskOutcome(self.slug, self.task.id, current, skipped=True)

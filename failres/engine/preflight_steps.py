@@ -79,6 +79,7 @@ class PreflightSteps(RunContext):
     head_scoped = False  # whether the last head verdict turned on the task's own files
     reuse_head_verdicts = True  # False: `run --dry-run --preflight`, whose point is what the gate says now
     preflight_key_now = ""
+    carried_journal = None  # the run's first read of the journal, for the first task only (`TaskRun.run`)
 
     def preflight_key(self) -> str:
         """The digest of everything the gate's verdict at the head depends on (module docstring)."""
@@ -95,7 +96,10 @@ class PreflightSteps(RunContext):
         """A preflight of the plan with this key whose verdict holds for this task too, or None."""
         if not self.reuse_head_verdicts:
             return None
-        for event in reversed(read_journal(self.engine.store, self.slug).events):
+        # The first task of a run may judge from the journal the run read at its start: no
+        # verdict was written since (its own is written after this); any other task reads again.
+        journal = self.carried_journal or read_journal(self.engine.store, self.slug)
+        for event in reversed(journal.events):
             if (event.get("type") != "gate-result" or not event.get("preflight")
                     or event.get("preflightKey") != key):
                 continue

@@ -28,7 +28,7 @@ from failres.containment.locks import TaskLock, lost_holder, stop_lost_seat
 from failres.engine.loop import TaskRun
 from failres.engine.runtime import Engine, TaskOutcome
 from failres.errors import UsageError
-from failres.journal import read_journal
+from failres.journal import Journal, read_journal
 from failres.engine.plan import Plan, Task
 from lessons.storage.store import Store
 
@@ -56,11 +56,16 @@ def run_plan(engine: Engine, plan: Plan, *, task_ids: Sequence[str] = (), patch:
             if gone is not None:
                 stop_lost_seat(gone)
                 leave_lost_workspace(engine.git_dir, plan.slug, other.id)
-        waiting = waiting_reasons(engine.store, plan.slug, tasks)
-        record_planned(engine.store, plan, [t for t in plan.tasks if t not in tasks or t.id in waiting])
+        # Read once, after the locks: no other run can write these tasks' events now, and
+        # `record_planned` writes only the events of tasks that do not run.
+        journal = read_journal(engine.store, plan.slug)
+        waiting = waiting_reasons(journal, tasks)
+        record_planned(engine.store, plan, [t for t in plan.tasks if t not in tasks or t.id in waiting], journal)
         runs = [(task, lock) for task, (lock, _) in zip(tasks, locks, strict=True)]
         if jobs == 1 or len(runs) == 1:
-            return [_outcome(engine, plan, task, lock, patch, force, waiting) for task, lock in runs]
+            # Only the first task may start from that read: a later one follows writes of this run's own.
+            return [_outcome(engine, plan, task, lock, patch, force, waiting, journal if n == 0 else None)
+                    for n, (task, lock) in enumerate(runs)]
         return _concurrently(engine, plan, runs, patch, force, waiting, jobs)
     finally:
         for lock, _ in locks:
@@ -69,12 +74,12 @@ def run_plan(engine: Engine, plan: Plan, *, task_ids: Sequence[str] = (), patch:
 
 
 def _outcome(engine: Engine, plan: Plan, task: Task, lock: TaskLock, patch: Path | None, force: bool,
-             waiting: dict[str, str]) -> TaskOutcome:
+             waiting: dict[str, str], journal: Journal | None = None) -> TaskOutcome:
     if task.id in waiting:
         return TaskOutcome(plan.slug, task.id, "pending", message=waiting[task.id], skipped=True)
     if engine.stop.is_set():
         return TaskOutcome(plan.slug, task.id, "pending", message="not started: the run was stopped", skipped=True)
-    return TaskRun(engine, plan, task, lock=lock).run(patch=patch, force=force)
+    return TaskRun(engine, plan, task, lock=lock).run(patch=patch, force=force, journal=journal)
 
 
 def _concurrently(engine: Engine, plan: Plan, runs: list[tuple[Task, TaskLock]], patch: Path | None, force: bool,
@@ -109,11 +114,10 @@ def fork_engine(engine: Engine) -> Engine:
     return clone
 
 
-def waiting_reasons(store: Store, slug: str, tasks: Sequence[Task]) -> dict[str, str]:
-    """task id -> why it cannot start yet, for each task whose `after` tasks have not all landed."""
+def waiting_reasons(journal: Journal, tasks: Sequence[Task]) -> dict[str, str]:
+    """task id -> why it cannot start yet, for each task whose `after` tasks have not all landed (pure)."""
     if not any(task.after for task in tasks):
         return {}
-    journal = read_journal(store, slug)
     reasons = {}
     for task in tasks:
         pending = [other for other in task.after if state.task_state(journal.for_task(other)) != "landed"]
@@ -123,13 +127,13 @@ def waiting_reasons(store: Store, slug: str, tasks: Sequence[Task]) -> dict[str,
     return reasons
 
 
-def record_planned(store: Store, plan: Plan, tasks: Sequence[Task]) -> None:
-    """A `task-planned` event for each of `tasks` the journal has never seen: the plan's
-    tasks this run leaves pending (waiting on `after`, or not selected) are on `status` too."""
+def record_planned(store: Store, plan: Plan, tasks: Sequence[Task], journal: Journal | None = None) -> None:
+    """A `task-planned` event for each of `tasks` the journal (`journal`, or as read now) has never
+    seen: the plan's tasks this run leaves pending (waiting on `after`, or not selected) are on `status` too."""
     from failres.journal import event_put, make_event
     from lessons.storage.records import change_of
 
-    journal = read_journal(store, plan.slug)
+    journal = read_journal(store, plan.slug) if journal is None else journal
     known = {str(e.get("task")) for e in journal.events}
     fresh = [make_event("task-planned", plan.slug, task.id, title=task.title, after=list(task.after),
                         plan=str(plan.path) if plan.path else None)
