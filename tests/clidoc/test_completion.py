@@ -192,7 +192,7 @@ def test_decide_offers_only_the_decisions_still_waiting(tmp_path: Path, cli) -> 
 
 def test_proposals_accept_offers_only_pending_proposals_and_show_offers_every_one(repo: Path, tmp_path: Path,
                                                                                    cli) -> None:
-    sessions = write_sessions(tmp_path / "t", {"a": steer_session("a", "keep the changelog short")})
+    sessions = write_sessions(tmp_path / "t", {"a": steer_session("a", "always keep the changelog short")})
     assert cli(repo, "reflect", str(sessions)).code == 0
     (learned,) = json.loads(cli(repo, "learn", "--json").out)
     pending = learned["proposal"]["id"]

@@ -29,7 +29,7 @@ def policy(repo: Path, text: str) -> None:
 
 
 def steers(tmp_path: Path, name: str, count: int, start: int = 0) -> Path:
-    return write_sessions(tmp_path / name, {f"s{n:02d}": steer_session(f"s{n:02d}", f"say thing {n}")
+    return write_sessions(tmp_path / name, {f"s{n:02d}": steer_session(f"s{n:02d}", f"always say thing {n}")
                                             for n in range(start, start + count)})
 
 

@@ -37,7 +37,7 @@ def story(top: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     config = load_config(top)
     set_fact(store, "judge", "command", "python -m pytest -q", policy=Policy(), now=START)
     set_fact(store, "judge", "command", "make check", policy=Policy(), now=START + timedelta(hours=1))
-    write_sessions(top / "sessions", {"a": steer_session("a", "keep the changelog short"),
+    write_sessions(top / "sessions", {"a": steer_session("a", "always keep the changelog short"),
                                       "b": steer_session("b", "never touch vendor/"),
                                       "c": refusal_session("c", "mix phx.server 2>&1 | head -80")})
     reflect(store, store.repo, config, top, [Path("sessions")], clock=clock)
