@@ -86,9 +86,17 @@ def kept_roots(top: Path, keep: Sequence[str]) -> list[Path]:
         if anywhere:
             matches += glob.glob(f"**/{stripped}", root_dir=top, recursive=True, include_hidden=True)
         for match in sorted(set(matches)):
-            if not match.startswith(".git/") and match != ".git":
+            if not match.startswith(".git/") and match != ".git" and not _through_a_link(top, match):
                 roots.append(top / match)
     return roots
+
+
+def _through_a_link(top: Path, match: str) -> bool:
+    """Whether `match` is reached through a symlink below `top`: `**` follows links, and a seat's
+    `.venv/evil -> /your/checkout` made `.venv/evil/node_modules` a kept root, whose cache,
+    and then the whole of it, failres removed on the host."""
+    parts = Path(match).parts[:-1]
+    return any((top.joinpath(*parts[:n])).is_symlink() for n in range(1, len(parts) + 1))
 
 
 def changed(before: Fingerprint, now: Fingerprint) -> list[str]:
