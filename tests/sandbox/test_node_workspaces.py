@@ -1,0 +1,105 @@
+"""An npm-workspaces project: `node_modules/calc` is the link `npm install` makes into `packages/calc`.
+
+Whatever the world — on, unavailable (bubblewrap missing, mode auto), or off — the gate never
+judges the person's checkout: a wrong fix in the linked package is not committed, and the person's
+uncommitted right fix in their checkout never turns a seat's wrong fix green. In the world a right
+fix commits; without one the link would lead the gate to the checkout, so the task is refused before
+any seat runs, and the setup the refusal names makes the right fix commit.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import git
+from sandbox_projects import JS_BROKEN, JS_FIXED, JS_WRONG, checkout_bytes, configure, plan, seat
+from failres.sandbox import probe
+from failres.sandbox.probe import machine_sandbox
+
+WRITE = "import pathlib, sys\nsys.stdin.read()\npathlib.Path({path!r}).write_text({text!r})\n"
+TEST_JS = ("const { add } = require('calc');\n"
+           "if (add(2, 3) !== 5) { console.log('FAIL add(2, 3) = ' + add(2, 3)); process.exit(1); }\n")
+GATE = "\n".join(["[gates.tests]", 'command = ["npm", "test"]', 'cwd = "worktree"', 'timeout = "60s"', ""])
+FILE = "packages/calc/index.js"
+
+
+def workspaces_project(top: Path) -> None:
+    (top / "packages" / "calc").mkdir(parents=True)
+    git(top, "init", "-q", "-b", "main")
+    (top / "package.json").write_text('{"name": "app", "private": true, "workspaces": ["packages/*"], '
+                                      '"scripts": {"test": "node test.js"}}\n')
+    (top / "packages" / "calc" / "package.json").write_text('{"name": "calc", "version": "1.0.0", '
+                                                            '"main": "index.js"}\n')
+    (top / FILE).write_text(JS_BROKEN)
+    (top / "test.js").write_text(TEST_JS)
+    (top / ".gitignore").write_text("node_modules/\n")
+    subprocess.run(["npm", "install", "--offline", "--no-audit", "--no-fund"], cwd=top, check=True,
+                   capture_output=True)
+    git(top, "add", ".")
+    git(top, "commit", "-q", "-m", "a workspace package with a bug")
+    assert (top / "node_modules" / "calc").is_symlink()
+
+
+@pytest.fixture(params=["world", "unavailable", "off"])
+def world(request, monkeypatch) -> str:
+    if request.param == "world" and not machine_sandbox().available:
+        pytest.skip("no seat world on this machine")
+    if request.param == "unavailable":
+        monkeypatch.setenv(probe.PROGRAM_VARIABLE, "/nonexistent/bwrap")
+    return request.param
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Path:
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed")
+    top = tmp_path / "app"
+    top.mkdir()
+    workspaces_project(top)
+    return top
+
+
+def run(cli, app: Path, tmp_path: Path, world: str, text: str, gate: str = GATE, extra: str = ""):
+    extra += '[sandbox]\nmode = "off"\n' if world == "off" else ""
+    configure(app, gate=gate, implementer=seat(tmp_path, "seat", WRITE.format(path=FILE, text=text)), extra=extra)
+    git(app, "add", ".failres.toml")
+    git(app, "commit", "-q", "-m", "failres configured")
+    return cli(app, "run", str(plan(tmp_path / "plan.toml", [FILE])), "--quiet")
+
+
+def test_a_right_fix_in_a_linked_package_commits(app: Path, world: str, cli, tmp_path: Path):
+    before = checkout_bytes(app)
+    result = run(cli, app, tmp_path, world, JS_FIXED)
+    if world != "world":
+        assert result.code == 1, result.out + result.err
+        assert "gate-unavailable" in result.out and "node_modules/calc links to packages/calc" in result.out
+        assert git(app, "rev-parse", "failres/rw/t1").strip() == git(app, "rev-parse", "main").strip()
+        # The fix the refusal names: each workspace its own install, the checkout's not lent.
+        gate = GATE + 'setup = ["npm", "ci", "--offline", "--no-audit", "--no-fund"]\nkeep = ["node_modules/"]\n'
+        result = run(cli, app, tmp_path, world, JS_FIXED, gate=gate, extra="[workspace]\nenvironment = []\n")
+    assert result.code == 0, result.out + result.err
+    assert git(app, "show", f"failres/rw/t1:{FILE}") == JS_FIXED
+    assert checkout_bytes(app)[FILE] == before[FILE]
+    assert (app / "node_modules" / "calc").is_symlink()
+
+
+def test_a_wrong_fix_in_a_linked_package_is_not_committed(app: Path, world: str, cli, tmp_path: Path):
+    result = run(cli, app, tmp_path, world, JS_WRONG)
+    assert result.code == 1, result.out + result.err
+    assert git(app, "rev-parse", "failres/rw/t1").strip() == git(app, "rev-parse", "main").strip()
+
+
+def test_the_persons_fix_in_the_checkout_never_makes_the_seats_wrong_fix_green(app: Path, world: str, cli,
+                                                                               tmp_path: Path):
+    (app / FILE).write_text(JS_FIXED)  # the person's own fix, not committed
+    before = checkout_bytes(app)
+    result = run(cli, app, tmp_path, world, JS_WRONG)
+    assert result.code == 1, result.out + result.err
+    assert git(app, "rev-parse", "failres/rw/t1").strip() == git(app, "rev-parse", "main").strip()
+    after = checkout_bytes(app)
+    assert after[FILE] == before[FILE] == JS_FIXED.encode()
+    assert after["node_modules/calc"] == before["node_modules/calc"]
