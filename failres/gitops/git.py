@@ -33,8 +33,11 @@ REPOSITORY_LOCATING_VARIABLES = (
 )
 
 # core.quotepath=off and -z on every listing: file names come back as raw bytes,
-# whatever characters they hold.
-_ALWAYS = ("-c", "core.quotepath=off")
+# whatever characters they hold. gc.auto=0 and maintenance.auto=false: a fetch, commit or
+# merge of failres's never starts git's automatic collection, which packs the person's loose
+# objects, deletes their files and prunes what is unreachable; the person's own git still
+# collects when they run it (and it saves a process after each such command).
+_ALWAYS = ("-c", "core.quotepath=off", "-c", "gc.auto=0", "-c", "maintenance.auto=false")
 
 
 def git_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
