@@ -55,8 +55,10 @@ def effective_policy(own: str | Sequence[str], sandbox: str | Sequence[str], *, 
     are loopback ports named in the agent's environment or its own configuration (its
     model server): reachable wherever the network is not off.
     """
-    value = next((v for v in (own, sandbox) if v and v != ON), "")
-    if not value:
+    # "" and "on" follow; a list decides, an empty one too: `network = []` lists no host, so the
+    # world reaches none (read as unset, it once fell through to a seat's default, "open").
+    value = next((v for v in (own, sandbox) if v not in ("", ON)), "")
+    if value == "":
         value = {"gate": OFF, "setup": OPEN}.get(role) or list(recipe_hosts(program)) or OPEN
     if value == OFF:
         return Policy(OFF)

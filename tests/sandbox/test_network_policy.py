@@ -75,6 +75,18 @@ def test_a_commands_own_setting_wins_over_sandbox_and_sandbox_over_the_defaults(
     assert effective_policy(["pypi.org"], "on", role="setup").hosts == ("pypi.org",)
 
 
+@pytest.mark.parametrize("where", ["binding", "sandbox"])
+def test_an_empty_host_list_reaches_no_host_and_never_falls_back_to_open(where: str):
+    """`network = []` lists no host: the world reaches none, not a seat's default of everything."""
+    text = BINDING + "network = []\n" if where == "binding" else BINDING + "[sandbox]\nnetwork = []\n"
+    config = parse_config(text, "cfg.toml")
+    own, sandbox = config.bindings["agent"].network, config.sandbox.network
+    for role, program in (("seat", "./tools/agent"), ("seat", "claude"), ("gate", ""), ("setup", "")):
+        policy = effective_policy(own, sandbox, role=role, program=program)
+        assert (policy.kind, policy.hosts) == ("list", ()), (role, program)
+        assert not any(allowed(policy, host, 443) for host in ("example.com", "api.anthropic.com", "1.1.1.1"))
+
+
 def test_a_local_server_named_in_the_agents_settings_is_reachable_unless_off():
     found = local_ports_named(['{"env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8123"}}',
                                "openai-api-base: http://localhost:11434/v1", "https://example.org:9/"])
