@@ -29,16 +29,18 @@ def notices_before_run(config: Config, top: Path) -> list[str]:
     if world_wanted(config):
         return []
     lines = []
+    world = 'set [sandbox] mode = "auto"'
     if config.sandbox.mode == "auto":
         found = machine_sandbox()
         lines.append(f"no seat world on this machine ({found.why}): seats and gates run as plain processes, "
                      "and the tamper check is the only wall; see `git failres doctor`")
+        world = found.fix or "see `git failres doctor`"
     found_in = pointing_into_checkout(top, environment_dirs(config, top))
     if found_in:
         named = "; ".join(f"{p.where} {p.what}" for p in found_in[:_SHOWN])
         more = f" (and {len(found_in) - _SHOWN} more)" if len(found_in) > _SHOWN else ""
         lines.append(f"the environment points into your checkout, so a gate would judge your files, not the "
-                     f"workspace's: {named}{more}; {fix_advice(found_in)}")
+                     f"workspace's: {named}{more}; {fix_advice(found_in, world)}")
     return lines
 
 

@@ -90,15 +90,20 @@ def pointing_into_checkout(top: Path, names: tuple[str, ...]) -> list[PointsIn]:
     return found
 
 
-def fix_advice(found: list[PointsIn]) -> str:
-    """What the run does about what `pointing_into_checkout` found, and the fix where it can do nothing, in one line."""
+def fix_advice(found: list[PointsIn], world: str = "install bubblewrap") -> str:
+    """What the run does about what `pointing_into_checkout` found, and the fix where it can do nothing, in one line.
+
+    `world` is what gives this machine the seat world, where the gate judges the workspace
+    whatever the environment points at: bubblewrap where it is missing, the kernel setting where
+    user namespaces are refused, `mode = "auto"` where the person turned the world off.
+    """
     if any(p.what.startswith("links") for p in found):
-        return ("a gate cannot be led past a link, so such a task is refused before any seat is paid; fix: install "
-                "bubblewrap so the gate runs in the seat world, or give each workspace its own install: "
+        return ("a gate cannot be led past a link, so such a task is refused before any seat is paid; fix: "
+                f"{world} so the gate runs in the seat world, or give each workspace its own install: "
                 '[gates.NAME] setup = ["npm", "ci"] with keep = ["node_modules/"], and [workspace] environment = []')
     return ("failres puts the workspace's copies first on the gate's PYTHONPATH and, before the first dispatch, "
             "checks that the gate's python imports them from the workspace (a task where it does not is refused); "
-            "installing bubblewrap runs the gate in the seat world instead")
+            f"to run the gate in the seat world instead: {world}")
 
 
 def _walk(base: Path) -> Iterator[Path]:
