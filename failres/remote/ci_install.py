@@ -24,6 +24,8 @@ _HINT = ("name the install: --install 'python -m pip install \"failres @ git+htt
          "(or a wheel's URL)")
 # A requirement naming failres from an index (failres, failres==0.2, failres[test]>=1): see the docstring.
 _BY_NAME = re.compile(r"^failres(\[[^\]]*\])?\s*([<>=!~]=?.*)?$", re.IGNORECASE)
+# A requirement given where a command belongs: "failres @ URL", "failres[test] @ URL".
+_REQUIREMENT = re.compile(r"^failres(\[[^\]]*\])?\s*@\s*\S+$", re.IGNORECASE)
 
 
 def install_command(given: str | None) -> str:
@@ -104,6 +106,14 @@ def refuse_install_by_name(command: str) -> None:
     except ValueError as error:
         msg = f"--install {command!r} is no shell command: {error}"
         raise UsageError(msg) from None
+    if not words:
+        msg = "--install is empty: name the command a job installs failres with"
+        raise UsageError(msg, hint=_HINT)
+    if _REQUIREMENT.match(command.strip()):
+        # A requirement is what pip reads, not what a job's shell runs: as a step it fails at once.
+        msg = (f"--install {command!r} is a requirement, not a command: a job runs it in a shell; "
+               f"write --install {shlex.quote(_pip(command.strip()))}")
+        raise UsageError(msg)
     after_install = words[words.index("install") + 1:] if "install" in words else []
     if any(_BY_NAME.match(word) for word in after_install):
         msg = (f"--install {command!r} installs failres by name from a package index, which holds no failres "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -206,6 +207,27 @@ def test_an_install_of_failres_by_name_from_an_index_is_refused(project: Path, c
     assert result.err.splitlines()[0] == (f"error: --install {install!r} installs failres by name from a package "
                                           "index, which holds no failres of this project: name a pinned source")
     assert not (project / ".gitlab").exists()
+
+
+@pytest.mark.parametrize("install", ["failres @ git+https://git.example/team/failres@" + "a" * 40,
+                                     "failres[test] @ https://files.example/failres-0.2.0-py3-none-any.whl"])
+def test_a_requirement_given_as_the_install_is_refused_with_the_command_to_write(project: Path, cli, install: str):
+    """A step runs its text in a shell: a bare requirement would fail the job at its first step."""
+    result = cli(project, "ci", "github", "plans/release.toml", "--install", install)
+    assert result.code == 2
+    first = result.err.splitlines()[0]
+    assert first.startswith(f"error: --install {install!r} is a requirement, not a command")
+    written = shlex.split(first.split("write --install ", 1)[1])[0]
+    assert shlex.split(written) == ["python", "-m", "pip", "install", install]
+    assert not (project / ".github").exists()
+    assert cli(project, "ci", "github", "plans/release.toml", "--install", written).code == 0
+    assert (project / ".github").exists()
+
+
+def test_an_empty_install_is_refused(project: Path, cli):
+    result = cli(project, "ci", "github", "plans/release.toml", "--install", " ")
+    assert result.code == 2 and result.err.startswith("error: --install is empty")
+    assert not (project / ".github").exists()
 
 
 def test_the_install_written_by_default_is_the_commit_or_archive_pip_recorded():
