@@ -26,8 +26,9 @@ one that contradicts or redirects what the agent just did. The rules, in order:
    delete it if unneeded) judges nothing;
 5. so is a turn that says, without any such marker, that what was done is broken ("the
    setting is not applied", "çalışmıyor", "一直还残留"), not needed ("ignore the large
-   file", "无需询问") or in doubt ("isn't setup.sh overwriting it?"), or that opens "but I
-   ..." against the agent's account (`symptoms`); a breakage counts wherever it stands in
+   file", "无需询问") or in doubt ("isn't setup.sh overwriting it?"), that the agent hands
+   the work back or loops ("do it yourself", "you keep ..."), or that opens "but I ..."
+   against the agent's account (`symptoms`); a breakage counts wherever it stands in
    the person's own words, since a failure is never a constraint of the new task;
 6. anything else is a **request**: the next thing asked for.
 

@@ -14,7 +14,9 @@ Most real corrections measured on tests/data/interventions/labelled.jsonl carry 
   need to ask), "gerek yok" (there is no need);
 - a doubt put as a negative question about the work: "setup.sh は ... 上書きしてない？"
   (isn't setup.sh overwriting it?), "do we not have the production orchestration
-  system".
+  system";
+- a verdict on how the agent works: it hands the work back ("do it yourself") or goes
+  round in circles ("you keep adding ...", "Ты зациклился").
 
 Each family is a rule of the language (a negated verb of functioning, a negated need, a
 negative question), never a phrase taken from the set. Pure text functions over one
@@ -90,6 +92,18 @@ _UNNEEDED = re.compile(
     r"无需|不需要|没必要|不用(?!谢|客气))",
     re.IGNORECASE,
 )
+# A verdict on how the agent works rather than on what it made: it hands the work back
+# ("сам запроси доступ к файлам": ask for the files yourself) or goes round in circles
+# ("Ты зациклился": you are looping).
+_CONDUCT = re.compile(
+    r"(?:\b(?:do|check|run|fix|find|look|ask|request|add|read|open|test)\b(?: [\w.-]+){0,3} yourself\b|"
+    r"\byou keep (?:\w+ing)\b|\b(?:going|running) (?:round |around )?in circles\b|\bstuck in a loop\b|"
+    r"\bhazlo tú\b|\btú mismo\b|\bselbst (?:machen|prüfen|nachsehen)\b|\btoi-même\b|"
+    r"^сам(?:а|и)? [а-яё]+(?:и|й|ь)(?:те)?\b|\bзациклил|\bходишь по кругу\b|"
+    r"\bkendin (?:yap|bak|çalıştır|ekle|kontrol et)\b|\bdöngüye gir|"
+    r"你自己(?:来|做|查|看|改|运行|执行)|绕圈子|原地打转|自分で(?:やって|確認して|調べて|実行して)|堂々巡り)",
+    re.IGNORECASE,
+)
 # A doubt about the work, put as a negative question.
 _DOUBT = re.compile(
     r"(?:^(?:do|does|did|have|has|is|are|was|were) (?:we|you|it|this|that|there) not\b|"
@@ -107,10 +121,10 @@ def reports_breakage(sentence: str) -> bool:
 
 
 def says_unneeded_or_doubts(sentence: str) -> bool:
-    """Whether a sentence says that what is being done is not needed, or doubts it with a
-    negative question."""
+    """Whether a sentence says that what is being done is not needed, doubts it with a
+    negative question, or judges how the agent works (hands the work back, loops)."""
     text = sentence.strip()
-    return bool(_UNNEEDED.search(text) or _DOUBT.search(text))
+    return bool(_UNNEEDED.search(text) or _DOUBT.search(text) or _CONDUCT.search(text))
 
 
 def answers_back(sentence: str) -> bool:

@@ -94,3 +94,22 @@ def test_should_have_with_a_participle_reproaches_and_with_a_noun_asks() -> None
 
 def test_an_opening_agreement_is_trimmed_from_the_directive() -> None:
     assert directive("ok, from now on no need to ask before each step") == "from now on no need to ask before each step"
+
+
+@pytest.mark.parametrize("sentence", [
+    "check the logs yourself",
+    "You keep adding wrappers around the same call.",
+    "we are going in circles",
+    "сам открой файл",
+    "Ты опять зациклился на этой гипотезе.",
+    "你自己运行一下测试",
+    "自分で確認して",
+    "kendin kontrol et",
+])
+def test_a_verdict_on_how_the_agent_works_is_recognised(sentence: str) -> None:
+    assert says_unneeded_or_doubts(sentence)
+
+
+@pytest.mark.parametrize("sentence", ["I'll do it myself", "keep the tests green", "сами тесты не трогай"])
+def test_the_person_taking_a_step_or_a_plain_keep_is_no_verdict(sentence: str) -> None:
+    assert not says_unneeded_or_doubts(sentence)
