@@ -31,8 +31,12 @@ _PASTED_LINE = re.compile(
 )
 _TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\)")
 _SENTENCE_END = re.compile(r"(?<=[.!?;？！。；])\s+|(?<=[。！？；])|\n+")
+# An opening "no," or an opening agreement ("可以, from now on ..."), which the rule does
+# not need; the sentence stays whole when nothing follows.
 _LEADING_INTERJECTION = re.compile(
-    r"^(?:no|nope|nah|non|nein|não|nao|错了|不对|不是|違う)\s*[,，、:;!.]+\s*", re.IGNORECASE)
+    r"^(?:no|nope|nah|non|nein|não|nao|错了|不对|不是|違う|"
+    r"ok(?:ay)?|yes|sure|fine|sí|vale|oui|ja|да|evet|tamam|好的?|可以|行|嗯|はい)\s*[,，、:;!.]+\s*",
+    re.IGNORECASE)
 
 # Sentences that only thank, praise, agree or greet: never a directive.
 _COURTESY = re.compile(

@@ -24,7 +24,13 @@ one that contradicts or redirects what the agent just did. The rules, in order:
    in one opening "next:" or "new task" only the first: a "do NOT" inside the task is
    part of the task. A Japanese 不要 ("unnecessary") in an "if" clause ("不要なら削除して",
    delete it if unneeded) judges nothing;
-5. anything else is a **request**: the next thing asked for.
+5. so is a turn that says, without any such marker, that what was done is broken ("the
+   setting is not applied", "çalışmıyor", "一直还残留"), not needed ("ignore the large
+   file", "无需询问") or in doubt ("isn't setup.sh overwriting it?"), that the agent hands
+   the work back or loops ("do it yourself", "you keep ..."), or that opens "but I ..."
+   against the agent's account (`symptoms`); a breakage counts wherever it stands in
+   the person's own words, since a failure is never a constraint of the new task;
+6. anything else is a **request**: the next thing asked for.
 
 Only corrections become reflections without a model. With a model every follow-up is
 shown to the reflector, which decides (and is told to skip freely).
@@ -36,7 +42,7 @@ import re
 import unicodedata
 from enum import StrEnum
 
-from lessons.learning import directives
+from lessons.learning import directives, symptoms
 
 
 class Followup(StrEnum):
@@ -81,7 +87,10 @@ _CORRECTION_OPENINGS = re.compile(
 _CORRECTION_ANYWHERE = re.compile(
     # English: negation, should/should-have, only-not, instead, still failing, undo
     r"(?:\bdon'?t\b|\bdo not\b|\bnever\b|\binstead\b|\brather than\b|\bshouldn'?t\b|\bshould not\b|"
-    r"\bshould (?:be|have|only|go|live|stay|use|read|come)\b|\bmust not\b|\byou should have\b|"
+    r"\bshould (?:be|only|go|live|stay|use|read|come)\b|\bmust not\b|"
+    # "should have" + a past participle ("should have asked") is a reproach; "should have 6
+    # agents" is a wish for the next work
+    r"\bshould have (?:been|done|run|put|set|read|made|kept|left|told|said|let|got|gone|seen|written|\w+ed)\b|"
     r"\b(?:edit|change|touch|modify|use|run)\s+only\b|\bonly\s+(?:edit|change|touch|modify)\b|"
     r"\bnot what i\b|\bleave (?:[\w./-]+ ){0,4}alone\b|\bwhy did you\b|\byou forgot\b|\byou (?:broke|missed)\b|"
     r"\bstill\b[^.?!\n]{0,40}(?:\bnot\b|n'?t\b|\bfails?\b|\bbroken\b|\breturns?\b|\berrors?\b|\bcrash)|"
@@ -155,9 +164,29 @@ def _asked(agent_said: str) -> bool:
 
 
 def is_correction_sentence(sentence: str) -> bool:
-    """Whether one sentence carries a marker of contradiction or redirection."""
+    """Whether one sentence carries a marker of contradiction or redirection, or says that
+    what is being done is not needed or in doubt, or reports it broken (`symptoms`)."""
+    return _directs(sentence) or symptoms.reports_breakage(" ".join(sentence.split()))
+
+
+def _directs(sentence: str) -> bool:
     text = " ".join(sentence.split())
-    return bool(_CORRECTION_OPENINGS.match(text) or _CORRECTION_ANYWHERE.search(text))
+    return bool(_CORRECTION_OPENINGS.match(text) or _CORRECTION_ANYWHERE.search(text)
+                or symptoms.says_unneeded_or_doubts(text) or symptoms.answers_back(text))
+
+
+def _correcting_sentences(words: str) -> list[str]:
+    """The sentences that make a turn a correction: where a correction can be
+    (`_where_a_correction_can_be`) those that direct or report a breakage, or else any
+    sentence of the person's own words, wherever it stands, that reports one. Unlike a
+    "do NOT", a failure described inside a long prompt is no constraint of the new task
+    but news about the last one (measured on real turns: "Sahnedeki 'CLK' elemanı stabil
+    çalışmıyor." came third in a prompt of several hundred characters)."""
+    mine = directives.own_words(words)
+    parts = [s for s in directives.sentences(mine) if not directives.is_courtesy(s)]
+    window = _where_a_correction_can_be(words)
+    marked = [s for s, opening in zip(parts, window) if is_correction_sentence(opening)]
+    return marked or [s for s in parts if symptoms.reports_breakage(" ".join(s.split()))]
 
 
 def _where_a_correction_can_be(words: str) -> list[str]:
@@ -194,14 +223,17 @@ def classify_followup(words: str, agent_said: str = "") -> Followup:
         return Followup.ANSWER
     if _all_acknowledgement(text):
         return Followup.ACKNOWLEDGEMENT
-    if agent_said and _asked(agent_said) and len(_words(text)) <= ANSWER_WORDS and not _STRONG.search(text):
+    if (agent_said and _asked(agent_said) and len(_words(text)) <= ANSWER_WORDS and not _STRONG.search(text)
+            and not symptoms.reports_breakage(text)):
         return Followup.ANSWER
-    if any(is_correction_sentence(s) for s in _where_a_correction_can_be(words)):
+    if _correcting_sentences(words):
         return Followup.CORRECTION
     return Followup.REQUEST
 
 
 def directive(words: str) -> str:
-    """The directive of a correction: the sentences that carry its markers, without
-    courtesy, an opening "no," or a paste (`directives.directive_of`)."""
-    return directives.directive_of(words, is_correction_sentence)
+    """The directive of a correction: the sentences that made it one
+    (`_correcting_sentences`), without courtesy, an opening "no," or a paste
+    (`directives.directive_of`)."""
+    chosen = set(_correcting_sentences(words))
+    return directives.directive_of(words, lambda sentence: sentence in chosen)

@@ -7,14 +7,16 @@ they were read (repository@commit:path#line), the others are marked `"source": "
 the rules were written against `dev` and are judged on `holdout` too; real sessions were
 put in a split before the classifier was run on them.
 
-The goal (precision 0.95, recall 0.70) holds where the rules were written; on real
-turns, and on all held-out turns, it is missed, and the test holds the measured figures
-as a floor instead (docs/transcript-format.md has the table and why).
+The goal (precision 0.95, recall 0.70) holds where the rules were written, and its
+precision on real `dev` turns; recall on real turns, and the held-out turns, miss it, and
+the test holds the measured figures as a floor instead, for real turns and for real
+Claude Code turns apart (docs/transcript-format.md has the table and why).
 """
 
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections import Counter
 from pathlib import Path
 
@@ -48,14 +50,16 @@ def _real(turn: dict) -> bool:
 def test_the_labelled_set_is_wide_enough_to_measure_by() -> None:
     """At least 150 turns from 20 sessions, the three CLIs and four languages, each labelled,
     each correction with its directive, each turn saying where it came from; of them at
-    least 150 real turns from 30 sessions, Codex among them, four languages besides English,
-    and a third of the real sessions held out."""
+    least 150 real turns from 30 sessions, Codex among them, 40 of Claude Code from 6 sessions,
+    four languages besides English, and a third of the real sessions held out."""
     turns = _turns()
     assert len(turns) >= 150
     assert len({t["session"] for t in turns}) >= 20
     real = [t for t in turns if _real(t)]
     assert len(real) >= 150 and len({t["session"] for t in real}) >= 30
     assert {"codex", "claude-code", "aider"} <= {t["cli"] for t in real}
+    claude = [t for t in real if t["cli"] == "claude-code"]
+    assert len(claude) >= 40 and len({t["session"] for t in claude}) >= 6
     assert len({t["language"] for t in real} - {"en"}) >= 4
     assert all("@" in t["source"] for t in real)  # a repository at a commit, and where in it
     held = {t["session"] for t in real if t["split"] == "holdout"}
@@ -73,15 +77,21 @@ def test_the_labelled_set_is_wide_enough_to_measure_by() -> None:
 # goal, so that a change which loses ground fails here (docs/transcript-format.md).
 FLOORS = {
     ("dev", "all"): (PRECISION_GOAL, RECALL_GOAL),
-    ("holdout", "all"): (0.90, 0.70),
-    ("dev", "real"): (0.85, 0.30),
-    ("holdout", "real"): (0.80, 0.35),
+    ("holdout", "all"): (0.88, 0.72),
+    ("dev", "real"): (0.95, 0.68),
+    ("holdout", "real"): (0.75, 0.42),
+    ("dev", "claude-code"): (0.95, 0.60),
+    ("holdout", "claude-code"): (0.65, 0.45),
 }
+
+
+def _which(turn: dict, which: str) -> bool:
+    return which == "all" or (_real(turn) and which in ("real", turn["cli"]))
 
 
 @pytest.mark.parametrize(("split", "which"), list(FLOORS))
 def test_corrections_are_told_from_requests_at_the_measured_precision_and_recall(split: str, which: str) -> None:
-    turns = [t for t in _turns() if t["split"] == split and (which == "all" or _real(t))]
+    turns = [t for t in _turns() if t["split"] == split and _which(t, which)]
     precision, recall, hits, false, missed = _figures(turns)
     print(f"\n{split}/{which}: {len(turns)} turns, precision {precision:.2f}, recall {recall:.2f} "
           f"({hits} corrections found, {false} false, {missed} missed)")
@@ -90,12 +100,18 @@ def test_corrections_are_told_from_requests_at_the_measured_precision_and_recall
     assert recall >= least_recall
 
 
+def _same(words: str) -> str:
+    # The person's own words are read in NFKC form (full-width "，" is ","), the labels
+    # keep what was typed.
+    return normalized(unicodedata.normalize("NFKC", words))
+
+
 def test_the_directive_of_a_found_correction_is_the_labelled_one() -> None:
     """Without a model a rule is the person's directive: praise, agreement, an opening "no,"
     and pastes trimmed. Most found corrections give exactly the sentence(s) labelled."""
     found = [t for t in _turns() if t["label"] == "correction"
              and classify_followup(t["text"], t["agent_said"]) is Followup.CORRECTION]
-    exact = [t for t in found if normalized(directive(t["text"])) in {normalized(d) for d in t["directives"]}]
+    exact = [t for t in found if _same(directive(t["text"])) in {_same(d) for d in t["directives"]}]
     print(f"\ndirectives: {len(exact)} of {len(found)} exactly the labelled sentence(s)")
     assert len(exact) >= 0.8 * len(found)
 

@@ -1,0 +1,132 @@
+"""Corrections said without a word of correction: a report that what was done is broken,
+unneeded or in doubt.
+
+Most real corrections measured on tests/data/interventions/labelled.jsonl carry no "no,",
+"wrong" or "should" (docs/transcript-format.md has the figures). People say instead:
+
+- that the result does not work, or that the failure is back: ".git/config に反映されない"
+  (it is not applied to .git/config), "devreler düzgün çalışmıyor" (the circuits do not
+  work properly), "一直还残留上次的" (the last one is still there), "this is the problem
+  we had before". A person asking for new work does not describe a failure of the thing
+  just built, so a **breakage** report counts wherever it stands in the person's own
+  words, even deep inside a long prompt, where a "do NOT" is the new task's constraint;
+- that what the agent is doing is not needed: "ignore the large file", "无需询问" (no
+  need to ask), "gerek yok" (there is no need);
+- a doubt put as a negative question about the work: "setup.sh は ... 上書きしてない？"
+  (isn't setup.sh overwriting it?), "do we not have the production orchestration
+  system";
+- a verdict on how the agent works: it hands the work back ("do it yourself") or goes
+  round in circles ("you keep adding ...", "Ты зациклился").
+
+Each family is a rule of the language (a negated verb of functioning, a negated need, a
+negative question), never a phrase taken from the set. Pure text functions over one
+sentence of the person's own words (`directives.own_words` removes pastes and quotes
+first, so a log line saying "does not exist" is nobody's report).
+"""
+
+from __future__ import annotations
+
+import re
+
+# A verb of functioning, negated in a statement: the thing does not work, run, show,
+# apply... A negated imperative ("don't run the tests") is a directive and lives in
+# `followups`; "can't" and "won't" are kept because "it won't start" reports, and an
+# imperative is never said with them.
+_FUNCTIONING = (r"work|works|working|worked|run|runs|running|apply|applies|applied|reflect|reflected|show|"
+                r"shows|shown|showing|start|starts|starting|load|loads|loading|appear|appears|happen|"
+                r"happens|save|saved|saving|update|updates|updated|build|builds|compile|compiles|open|opens|"
+                r"respond|responds|render|renders|display|displays|fire|fires|trigger|triggers|take effect")
+_BREAKAGE = re.compile(
+    # English: "it doesn't work", "the setting is not applied", "nothing happens", "still there"
+    rf"(?:\b(?:doesn'?t|does not|isn'?t|is not|aren'?t|are not|won'?t|will not|can'?t|cannot|didn'?t|did not|"
+    rf"wasn'?t|was not|weren'?t|never)\s+(?:\w+\s+){{0,2}}?(?:{_FUNCTIONING})\b|\bnothing (?:happens|happened|changed)\b|"
+    r"\bstill (?:there|the same|happens|happening|broken|hangs|stalls|crashes)\b|"
+    # an expectation the result breaks, put as a concession ("even though I set it, ..."),
+    # and a verdict on the result ("unacceptable")
+    r"\beven though\b|\balthough\b|\bdespite\b|\bin spite of\b|\bunacceptable\b|"
+    r"\baunque\b|\ba pesar de\b|\binaceptable\b|\bobwohl\b|\binakzeptabel\b|\bbien que\b|\bmalgré\b|"
+    r"\bхотя\b|\bнесмотря на\b|\bнедопустимо\b|\brağmen\b|\bkabul edilemez\b|明明|虽然|不可接受|"
+    # the failure recurs
+    r"\bsame (?:error|problem|issue|bug|failure)\b|\b(?:problem|error|issue|bug) we had (?:before|earlier)\b|"
+    # Spanish, Portuguese, German, French
+    r"\bno (?:funciona|funcionan|funcionó|se aplica|se aplicó|se guarda|se muestra|aparece|arranca|compila|carga)\b|"
+    r"\bel mismo (?:error|problema)\b|\bn[aã]o funciona\b|\bo mesmo (?:erro|problema)\b|"
+    r"\bfunktioniert (?:immer noch |noch immer )?nicht\b|\bderselbe (?:Fehler|Problem)\b|"
+    r"\bne (?:marche|fonctionne|s'affiche|démarre) (?:toujours )?pas\b|\bm[eê]me (?:erreur|problème)\b|"
+    # Russian
+    r"\bне (?:работает|работают|работал[аио]?|применяется|применились|запускается|отображается|показывается|"
+    r"сохраняется|обновляется|срабатывает|компилируется)\b|\bта же (?:ошибка|проблема)\b|"
+    # Turkish: the negative present ("çalışmıyor", "değiştiremiyorum"), but not of "want"
+    # ("istemiyorum" is a wish for the new work, not a report)
+    r"\b\w{2,}(?<!iste)(?<!isti)m[ıiuü]yor(?:lar|um|sun|uz)?\b|\bolmuyor\b|\baynı (?:hata|sorun|problem)\b|"
+    # Japanese: a verb of functioning in the negative, not "しないで" (don't) nor "ないなら" (if not)
+    r"(?:反映|表示|起動|動作|実行|適用|保存|更新|認識|変更|削除|インストール)(?:され|し|でき)(?:ない|ません|てない|ていない)"
+    r"(?!で(?!す)|なら|場合|よう|と)|(?:動か|効か|映ら|直ら|消え)(?:ない|ません)(?!で(?!す)|なら|場合|よう)|"
+    r"同じ(?:エラー|問題)|"
+    # Chinese: not taking effect, still there
+    r"(?:没有?|并没有|不)(?:生效|反应|变化|起作用|工作|成功|显示|更新|反映)|"
+    r"(?:一直|仍然|依然)(?:还)?(?:在|是|残留|存在|报错|失败|没)|还(?:残留|在报错)|同样的(?:错误|问题)|又(?:报错|出现))",
+    re.IGNORECASE,
+)
+# The person's own change: a failure after it is news about their work, not the agent's
+# (the labelling rules: only what the agent did or said can be corrected).
+_OWN_CHANGE = re.compile(
+    r"(?:\b(?:when|after|if|once|since) i(?:'ve| have)? (?:add|added|change|changed|edit|edited|insert|inserted|"
+    r"remove|removed|modify|modified|write|wrote|paste|pasted|put)\b|"
+    r"\bi(?:'ve| have)? (?:added|changed|edited|inserted|removed|modified|wrote|pasted)\b|"
+    r"\bcuando (?:agrego|añado|cambio|modifico|pongo)\b|\b(?:agregué|añadí|cambié|modifiqué)\b|"
+    r"\bкогда я (?:добавляю|меняю|вставляю)\b|\bя (?:добавил|изменил|поменял|вставил)\b|"
+    r"\b(?:ekleyince|eklediğimde|değiştirince|değiştirdiğimde)\b|"
+    r"(?:追加|変更|編集|修正)したら|我(?:加了|改了|添加了|修改了|删了|删除了))",
+    re.IGNORECASE,
+)
+# A turn that opens "but I ..." answers the agent's account with the person's own fact
+# ("可是我在 X 加了require": but I did add the require there).
+_BUT_I = re.compile(r"^(?:(?:but|yet|ama|ancak|но|pero|mas|mais|aber)[\s,]+(?:i|i'?ve|i'?d|ben|я|yo|eu|je|j'ai|ich)\b|"
+                    r"(?:可是|但是|但|でも|だけど)[\s,，、]*(?:我|私|僕))", re.IGNORECASE)
+# What the agent did or is doing is not needed.
+_UNNEEDED = re.compile(
+    r"(?:\bno need\b|\bnot needed\b|\bunnecessary\b|\b(?:i|we) (?:do ?n'?t|do not) need\b|^ignore\b|"
+    r"\bignore (?:the|that|this|it|these|those)\b|\bno hace falta\b|\bno es necesario\b|\bnão precisa\b|"
+    r"\bnicht nötig\b|\bpas besoin\b|\bне нужн[оы]\b|\bgerek yok\b|\bgereksiz\b|"
+    r"无需|不需要|没必要|不用(?!谢|客气))",
+    re.IGNORECASE,
+)
+# A verdict on how the agent works rather than on what it made: it hands the work back
+# ("сам запроси доступ к файлам": ask for the files yourself) or goes round in circles
+# ("Ты зациклился": you are looping).
+_CONDUCT = re.compile(
+    r"(?:\b(?:do|check|run|fix|find|look|ask|request|add|read|open|test)\b(?: [\w.-]+){0,3} yourself\b|"
+    r"\byou keep (?:\w+ing)\b|\b(?:going|running) (?:round |around )?in circles\b|\bstuck in a loop\b|"
+    r"\bhazlo tú\b|\btú mismo\b|\bselbst (?:machen|prüfen|nachsehen)\b|\btoi-même\b|"
+    r"^сам(?:а|и)? [а-яё]+(?:и|й|ь)(?:те)?\b|\bзациклил|\bходишь по кругу\b|"
+    r"\bkendin (?:yap|bak|çalıştır|ekle|kontrol et)\b|\bdöngüye gir|"
+    r"你自己(?:来|做|查|看|改|运行|执行)|绕圈子|原地打转|自分で(?:やって|確認して|調べて|実行して)|堂々巡り)",
+    re.IGNORECASE,
+)
+# A doubt about the work, put as a negative question.
+_DOUBT = re.compile(
+    r"(?:^(?:do|does|did|have|has|is|are|was|were) (?:we|you|it|this|that|there) not\b|"
+    r"^(?:don'?t|doesn'?t|didn'?t|haven'?t|hasn'?t|isn'?t|aren'?t|wasn'?t|weren'?t) (?:we|you|it|this|that|there)\b|"
+    r"(?:してない|ていない|てない|じゃない|ではない|んじゃない)(?:の|か|ですか)?[？?]|不是[^。？?]{0,30}吗|难道|"
+    r"\bразве\b)",
+    re.IGNORECASE,
+)
+
+
+def reports_breakage(sentence: str) -> bool:
+    """Whether a sentence reports that something does not work, or that a failure is back,
+    after a change that was not the person's own."""
+    return bool(_BREAKAGE.search(sentence)) and not _OWN_CHANGE.search(sentence)
+
+
+def says_unneeded_or_doubts(sentence: str) -> bool:
+    """Whether a sentence says that what is being done is not needed, doubts it with a
+    negative question, or judges how the agent works (hands the work back, loops)."""
+    text = sentence.strip()
+    return bool(_UNNEEDED.search(text) or _DOUBT.search(text) or _CONDUCT.search(text))
+
+
+def answers_back(sentence: str) -> bool:
+    """Whether a sentence opens "but I ...": the person's fact against the agent's account."""
+    return bool(_BUT_I.match(sentence.strip()))
