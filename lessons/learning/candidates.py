@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from lessons.learning import directives
-from lessons.learning.followups import Followup, classify_followup, directive
+from lessons.learning.followups import Followup, classify_followup, directive, gives_rule
 from lessons.learning.messages import clip
 from lessons.learning.store_io import Reflection
 from lessons.storage.records import derived_id
@@ -82,7 +82,9 @@ def _only_asks(words: str) -> bool:
 
 def _group_key(reflection: Reflection) -> tuple[str, ...] | None:
     words = _spoken(reflection)
-    if words and reflection.trigger in ("steer", "followup") and _only_asks(words):
+    if words and reflection.trigger in ("steer", "followup") and (_only_asks(words) or not gives_rule(words)):
+        # Only questions, or only a report that the work is broken: a correction of this
+        # agent, but no rule for a later one.
         return None
     if reflection.trigger == "steer":
         # Words typed mid-run are as often the next task or a question as a redirection: in

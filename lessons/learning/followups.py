@@ -93,31 +93,39 @@ _CORRECTION_ANYWHERE = re.compile(
     r"\bshould have (?:been|done|run|put|set|read|made|kept|left|told|said|let|got|gone|seen|written|\w+ed)\b|"
     r"\b(?:edit|change|touch|modify|use|run)\s+only\b|\bonly\s+(?:edit|change|touch|modify)\b|"
     r"\bnot what i\b|\bleave (?:[\w./-]+ ){0,4}alone\b|\bwhy did you\b|\byou forgot\b|\byou (?:broke|missed)\b|"
-    r"\bstill\b[^.?!\n]{0,40}(?:\bnot\b|n'?t\b|\bfails?\b|\bbroken\b|\breturns?\b|\berrors?\b|\bcrash)|"
-    r"\bwhy\b[^.?!\n]{0,30}\bnot any ?more\b|\bno longer (?:works?|runs?|shows?|starts?)\b|"
     r"\bwrong\b|\brevert\b|\bundo\b|\bput it back\b|\bstop (?:doing|using|adding)\b|"
     # Spanish and Portuguese
     r"\ben vez de\b|\ben lugar de\b|\bem vez de\b|\bao inv[eé]s de\b|\bno (?:uses|hagas|toques|cambies|borres|me expliques)\b|"
     r"\bdeber[ií]an?\b|\bdeber[ií]as haber\b|\bdebiste\b|\bdeben? (?:ir|estar|quedar|guardarse|usar)\b|"
-    r"\bsolo (?:cambia|modifica|toca|edita)\b|\bsigue sin funcionar\b|\bsigue fallando\b|\best[aá] mal\b|"
-    r"\bdevem? (?:ficar|estar|ir|usar)\b|\bdeveria\b|\bainda n[aã]o funciona\b|\bapenas (?:altere|mude|edite)\b|"
+    r"\bsolo (?:cambia|modifica|toca|edita)\b|\best[aá] mal\b|"
+    r"\bdevem? (?:ficar|estar|ir|usar)\b|\bdeveria\b|\bapenas (?:altere|mude|edite)\b|"
     # German
     r"\bstatt\b|\banstatt\b|\bsondern\b|\bsollte\b|\bh[aä]ttest\b|\bgeh[oö]rt (?:nach|in)\b|\bfalsch\b|"
-    r"\b(?:[äa]ndere|bearbeite) nur\b|\bimmer noch nicht\b|\bnoch immer nicht\b|\br[uü]ckg[aä]ngig\b|\bwarum hast du\b|"
+    r"\b(?:[äa]ndere|bearbeite) nur\b|\br[uü]ckg[aä]ngig\b|\bwarum hast du\b|"
     # French
     r"\bau lieu de\b|\bne (?:fais|touche|modifie|change) (?:pas|que)\b|\bdevrait\b|\baurais d[uû]\b|"
-    r"\bdoivent (?:aller|être|rester)\b|\btoujours pas\b|\bpourquoi (?:as-tu|tu as)\b|\bannule\b|"
+    r"\bdoivent (?:aller|être|rester)\b|\bpourquoi (?:as-tu|tu as)\b|\bannule\b|"
     # "what I asked (for)": the person says the agent did something else
     r"\bwhat i (?:asked|told you|said)\b|\blo que te (?:ped[ií]|dije)\b|"
     # Russian
     r"\bне (?:надо|нужно|так|то|трогай|меняй|используй|делай)\b|\bнеправильно\b|\bвместо\b|"
-    r"\bдолж(?:ен|на|но|ны) (?:быть|был[аио]?)\b|\b(?:вс[её] ещ[её]|до сих пор) не\b|\bя же (?:сказал|просил)|\bверни\b|"
+    r"\bдолж(?:ен|на|но|ны) (?:быть|был[аио]?)\b|\bя же (?:сказал|просил)|\bверни\b|"
     # Turkish
     r"\btam tersi\b|\bolmal[ıi](?:yd[ıi])?\b|\bolmamal[ıi]\b|\byanl[ıi][şs]\b|\byerine\b|\bgeri al\b|"
     r"\bh[aâ]l[aâ]\b[^.?!\n]{0,40}(?:m[ıiuü]yor|problem|sorun|hata|k[öo]t[üu])|\bkabul edilemez\b|"
     # Chinese and Japanese; a Japanese 不要 ("unnecessary") in an "if" clause judges nothing
-    r"不要(?!なら|であれば|な場合|かどうか)|别再|不是这样|不对|错了|应该|而不是|还是不行|还是没|撤销|改回|"
-    r"違う|やめて|ではなく|じゃなくて|しないで|必要ない|いらない|べき|元に戻して|まだ[^。？！\n]{0,20}(?:ない|ません)|하지 마)",
+    r"不要(?!なら|であれば|な場合|かどうか)|别再|不是这样|不对|错了|应该|而不是|撤销|改回|"
+    r"違う|やめて|ではなく|じゃなくて|しないで|必要ない|いらない|べき|元に戻して|하지 마)",
+    re.IGNORECASE,
+)
+# That the last work is still broken, by the same families: a correction, but a report,
+# which says nothing a later agent could follow (`gives_rule`).
+_STILL_BROKEN = re.compile(
+    r"(?:\bstill\b[^.?!\n]{0,40}(?:\bnot\b|n'?t\b|\bfails?\b|\bbroken\b|\breturns?\b|\berrors?\b|\bcrash)|"
+    r"\bwhy\b[^.?!\n]{0,30}\bnot any ?more\b|\bno longer (?:works?|runs?|shows?|starts?)\b|"
+    r"\bsigue sin funcionar\b|\bsigue fallando\b|\bainda n[aã]o funciona\b|\bimmer noch nicht\b|"
+    r"\bnoch immer nicht\b|\btoujours pas\b|\b(?:вс[её] ещ[её]|до сих пор) не\b|还是不行|还是没|"
+    r"まだ[^。？！\n]{0,20}(?:ない|ません))",
     re.IGNORECASE,
 )
 _STRONG = re.compile(r"(?:\bdon'?t\b|\bdo not\b|\bnever\b|\bwrong\b|\brevert\b|\bundo\b|不要(?!なら)|違う|やめて)",
@@ -171,7 +179,7 @@ def is_correction_sentence(sentence: str) -> bool:
 
 def _directs(sentence: str) -> bool:
     text = " ".join(sentence.split())
-    return bool(_CORRECTION_OPENINGS.match(text) or _CORRECTION_ANYWHERE.search(text)
+    return bool(_CORRECTION_OPENINGS.match(text) or _CORRECTION_ANYWHERE.search(text) or _STILL_BROKEN.search(text)
                 or symptoms.says_unneeded_or_doubts(text) or symptoms.answers_back(text))
 
 
@@ -231,9 +239,29 @@ def classify_followup(words: str, agent_said: str = "") -> Followup:
     return Followup.REQUEST
 
 
+def _instructs(sentence: str) -> bool:
+    """Whether a correcting sentence says what to do or not to do (a marker of redirection,
+    "not needed", a hand-back), rather than only reporting a breakage or answering back
+    with the person's own fact: only such a sentence can be a later agent's rule."""
+    text = " ".join(sentence.split())
+    return bool(_CORRECTION_OPENINGS.match(text) or _CORRECTION_ANYWHERE.search(text)
+                or symptoms.says_what_not_to_do(text))
+
+
+def gives_rule(words: str) -> bool:
+    """Whether a correction holds a directive a rule can be made of. "the setting is not
+    applied to .git/config" or "but I did add the require" tells this agent its work is wrong,
+    and is kept as a correction, but as a rule for every later agent it would say nothing
+    they could follow. A turn recorded as a correction in which these rules find no
+    correcting sentence (a model's verdict, an older rule's) is left to its record."""
+    correcting = _correcting_sentences(words)
+    return not correcting or any(_instructs(sentence) for sentence in correcting)
+
+
 def directive(words: str) -> str:
     """The directive of a correction: the sentences that made it one
-    (`_correcting_sentences`), without courtesy, an opening "no," or a paste
-    (`directives.directive_of`)."""
-    chosen = set(_correcting_sentences(words))
+    (`_correcting_sentences`), those that instruct when some do, without courtesy, an
+    opening "no," or a paste (`directives.directive_of`)."""
+    correcting = _correcting_sentences(words)
+    chosen = set(s for s in correcting if _instructs(s)) or set(correcting)
     return directives.directive_of(words, lambda sentence: sentence in chosen)

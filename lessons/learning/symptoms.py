@@ -93,15 +93,18 @@ _UNNEEDED = re.compile(
     re.IGNORECASE,
 )
 # A verdict on how the agent works rather than on what it made: it hands the work back
-# ("сам запроси доступ к файлам": ask for the files yourself) or goes round in circles
-# ("Ты зациклился": you are looping).
-_CONDUCT = re.compile(
+# ("сам запроси доступ к файлам": ask for the files yourself), which says what to do...
+_HANDS_BACK = re.compile(
     r"(?:\b(?:do|check|run|fix|find|look|ask|request|add|read|open|test)\b(?: [\w.-]+){0,3} yourself\b|"
-    r"\byou keep (?:\w+ing)\b|\b(?:going|running) (?:round |around )?in circles\b|\bstuck in a loop\b|"
     r"\bhazlo tú\b|\btú mismo\b|\bselbst (?:machen|prüfen|nachsehen)\b|\btoi-même\b|"
-    r"^сам(?:а|и)? [а-яё]+(?:и|й|ь)(?:те)?\b|\bзациклил|\bходишь по кругу\b|"
-    r"\bkendin (?:yap|bak|çalıştır|ekle|kontrol et)\b|\bdöngüye gir|"
-    r"你自己(?:来|做|查|看|改|运行|执行)|绕圈子|原地打转|自分で(?:やって|確認して|調べて|実行して)|堂々巡り)",
+    r"^сам(?:а|и)? [а-яё]+(?:и|й|ь)(?:те)?\b|\bkendin (?:yap|bak|çalıştır|ekle|kontrol et)\b|"
+    r"你自己(?:来|做|查|看|改|运行|执行)|自分で(?:やって|確認して|調べて|実行して))",
+    re.IGNORECASE,
+)
+# ...or goes round in circles ("Ты зациклился": you are looping), which says only that.
+_LOOPING = re.compile(
+    r"(?:\byou keep (?:\w+ing)\b|\b(?:going|running) (?:round |around )?in circles\b|\bstuck in a loop\b|"
+    r"\bзациклил|\bходишь по кругу\b|\bdöngüye gir|绕圈子|原地打转|堂々巡り)",
     re.IGNORECASE,
 )
 # A doubt about the work, put as a negative question.
@@ -124,7 +127,14 @@ def says_unneeded_or_doubts(sentence: str) -> bool:
     """Whether a sentence says that what is being done is not needed, doubts it with a
     negative question, or judges how the agent works (hands the work back, loops)."""
     text = sentence.strip()
-    return bool(_UNNEEDED.search(text) or _DOUBT.search(text) or _CONDUCT.search(text))
+    return bool(says_what_not_to_do(text) or _DOUBT.search(text) or _LOOPING.search(text))
+
+
+def says_what_not_to_do(sentence: str) -> bool:
+    """Of those, the ones that tell the agent what to do: that something is not needed, or
+    to do it itself; a doubt or "you are going in circles" says only that the work is wrong."""
+    text = sentence.strip()
+    return bool(_UNNEEDED.search(text) or _HANDS_BACK.search(text))
 
 
 def answers_back(sentence: str) -> bool:

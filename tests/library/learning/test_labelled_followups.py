@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from lessons.learning.followups import Followup, classify_followup, directive
+from lessons.learning.followups import Followup, classify_followup, directive, gives_rule
 from lessons.learning.candidates import normalized
 
 LABELLED = Path(__file__).resolve().parents[2] / "data" / "interventions" / "labelled.jsonl"
@@ -114,6 +114,25 @@ def test_the_directive_of_a_found_correction_is_the_labelled_one() -> None:
     exact = [t for t in found if _same(directive(t["text"])) in {_same(d) for d in t["directives"]}]
     print(f"\ndirectives: {len(exact)} of {len(found)} exactly the labelled sentence(s)")
     assert len(exact) >= 0.8 * len(found)
+
+
+# Of the real turns read as corrections that give a rule (`gives_rule`: not a report alone),
+# how many are corrections: measured, as a floor (docs/transcript-format.md).
+RULE_FLOORS = {"dev": 0.90, "holdout": 0.65}
+
+
+@pytest.mark.parametrize("split", list(RULE_FLOORS))
+def test_what_would_be_proposed_from_real_turns_is_mostly_a_correction(split: str) -> None:
+    """A rule is proposed only from a correction that holds a directive: a report that the
+    work is broken corrects the agent but gives no later agent a rule. Counted on real turns,
+    the precision that matters to a person reading proposals."""
+    real = [t for t in _turns() if t["split"] == split and _real(t)]
+    found = [t for t in real if classify_followup(t["text"], t["agent_said"]) is Followup.CORRECTION]
+    ruled = [t for t in found if gives_rule(t["text"])]
+    true = sum(t["label"] == "correction" for t in ruled)
+    print(f"\n{split}/real rules: {len(ruled)} of {len(found)} found corrections give a rule, {true} of them true;"
+          f" {len(found) - len(ruled)} are reports alone")
+    assert ruled and true / len(ruled) >= RULE_FLOORS[split]
 
 
 @pytest.mark.parametrize(("words", "wanted"), [

@@ -72,3 +72,23 @@ def test_a_steer_is_quoted_without_the_thanks_around_it() -> None:
                           created_at="2026-03-01T10:00:00Z")
     (rule,) = words_candidates([reflection_from_record(doc)])
     assert rule.text == 'A person steered a run and said: "Never touch vendor/."'
+
+
+def _correction(session: str, words: str) -> dict:
+    return _doc(session, 1, words, "2026-02-23T10:00:00Z")
+
+
+def test_a_correction_that_only_reports_a_breakage_proposes_no_rule() -> None:
+    """"the setting is not applied" corrects this agent, but as a rule it tells no later agent
+    anything to do: it is kept as the person's correction and never proposed."""
+    reports = ["setting GIT_USER_NAME is not applied to .git/config", "the build still fails with the same error",
+               "but I did add the require there", "Ты зациклился", "sigue sin funcionar"]
+    reflections = [reflection_from_record(_correction(f"s{n}", words)) for n, words in enumerate(reports)]
+    reflections += [reflection_from_record(_correction(f"t{n}", reports[0])) for n in range(3)]  # said often
+    assert words_candidates(reflections) == ()
+
+
+def test_a_breakage_beside_a_directive_proposes_the_directive_alone() -> None:
+    words = "It still does not work. Use pathlib instead of os.path."
+    (rule,) = words_candidates([reflection_from_record(_correction("s1", words))])
+    assert rule.text == "Use pathlib instead of os.path."
