@@ -41,13 +41,16 @@ _BREAKAGE = re.compile(
     rf"(?:\b(?:doesn'?t|does not|isn'?t|is not|aren'?t|are not|won'?t|will not|can'?t|cannot|didn'?t|did not|"
     rf"wasn'?t|was not|weren'?t|never)\s+(?:\w+\s+){{0,2}}?(?:{_FUNCTIONING})\b|\bnothing (?:happens|happened|changed)\b|"
     r"\bstill (?:there|the same|happens|happening|broken|hangs|stalls|crashes)\b|"
-    # an expectation the result breaks, put as a concession ("even though I set it, ..."),
-    # and a verdict on the result ("unacceptable")
-    r"\beven though\b|\balthough\b|\bdespite\b|\bin spite of\b|\bunacceptable\b|"
-    r"\baunque\b|\ba pesar de\b|\binaceptable\b|\bobwohl\b|\binakzeptabel\b|\bbien que\b|\bmalgré\b|"
-    r"\bхотя\b|\bнесмотря на\b|\bнедопустимо\b|\brağmen\b|\bkabul edilemez\b|明明|虽然|不可接受|"
-    # the failure recurs
-    r"\bsame (?:error|problem|issue|bug|failure)\b|\b(?:problem|error|issue|bug) we had (?:before|earlier)\b|"
+    # an expectation the result breaks, put as a concession about what was done ("even though
+    # I set it, ...", "'0' yazmasına rağmen": although it writes '0'); a concession alone
+    # ("add a retry, even though it rarely fails") is as often part of a request. And a
+    # verdict on the result ("unacceptable").
+    r"\b(?:even though|although|despite|in spite of) (?:i|we|you)(?:'ve| have| had)? (?:\w+ed|set|told|said|put|made|ran|did)\b|"
+    r"\b(?:aunque|a pesar de que) (?:ya )?(?:le |lo |la )?(?:\w+é|puse|dije|hice)\b|\bobwohl ich\b|\bbien que j'ai\b|"
+    r"\bхотя я\b|\w+(?:ma|me)s[ıi]na rağmen\b|明明(?:我|已经)|虽然我(?:已经)?|"
+    r"\bunacceptable\b|\binaceptable\b|\binakzeptabel\b|\bнедопустимо\b|\bkabul edilemez\b|不可接受|"
+    # the failure recurs (the same error, not "the same error type")
+    r"\bsame (?:error|problem|issue|bug|failure)\b(?! (?:type|class|code|message|handling|format)s?\b)|\b(?:problem|error|issue|bug) we had (?:before|earlier)\b|"
     # Spanish, Portuguese, German, French
     r"\bno (?:funciona|funcionan|funcionó|se aplica|se aplicó|se guarda|se muestra|aparece|arranca|compila|carga)\b|"
     r"\bel mismo (?:error|problema)\b|\bn[aã]o funciona\b|\bo mesmo (?:erro|problema)\b|"
@@ -57,8 +60,9 @@ _BREAKAGE = re.compile(
     r"\bне (?:работает|работают|работал[аио]?|применяется|применились|запускается|отображается|показывается|"
     r"сохраняется|обновляется|срабатывает|компилируется)\b|\bта же (?:ошибка|проблема)\b|"
     # Turkish: the negative present ("çalışmıyor", "değiştiremiyorum"), but not of "want"
-    # ("istemiyorum" is a wish for the new work, not a report)
-    r"\b\w{2,}(?<!iste)(?<!isti)m[ıiuü]yor(?:lar|um|sun|uz)?\b|\bolmuyor\b|\baynı (?:hata|sorun|problem)\b|"
+    # ("istemiyorum" is a wish for the new work, not a report), nor of "know" or
+    # "understand" ("bilmiyorum", "anlamıyorum": the person's own state, not the work's)
+    r"\b\w{2,}(?<!iste)(?<!isti)(?<!bil)(?<!anla)m[ıiuü]yor(?:lar|um|sun|uz)?\b|\bolmuyor\b|\baynı (?:hata|sorun|problem)\b|"
     # Japanese: a verb of functioning in the negative, not "しないで" (don't) nor "ないなら" (if not)
     r"(?:反映|表示|起動|動作|実行|適用|保存|更新|認識|変更|削除|インストール)(?:され|し|でき)(?:ない|ません|てない|ていない)"
     r"(?!で(?!す)|なら|場合|よう|と)|(?:動か|効か|映ら|直ら|消え)(?:ない|ません)(?!で(?!す)|なら|場合|よう)|"

@@ -16,7 +16,7 @@ from lessons.learning.symptoms import answers_back, reports_breakage, says_unnee
     "I clicked save and nothing happens",
     "the spinner is still there after the upload",
     "Same error as before when I run make.",
-    "Even though the flag is off, the banner shows.",
+    "Even though I turned the flag off, the banner shows.",
     "El botón no funciona en el móvil.",
     "Der Export funktioniert immer noch nicht.",
     "Le formulaire ne fonctionne pas.",
@@ -37,6 +37,9 @@ def test_a_report_that_the_work_is_broken_is_recognised_in_each_language(sentenc
     "Kullanıcı adı görünsün istemiyorum.",  # "I don't want": a wish for the new work
     "失敗しないように、先にバックアップを取って。",  # "so that it does not fail"
     "When I add these two lines to main.py the build doesn't work.",  # the person's own change
+    "Please add a retry, even though it should rarely fail.",  # a concession inside a request
+    "Use the same error type as in parser.py.",  # the same kind of thing, no failure back
+    "Bunu nasıl yapacağımı bilmiyorum, bir örnek yazar mısın?",  # "I don't know how": the person's state
 ])
 def test_a_negation_that_reports_nothing_broken_is_no_breakage(sentence: str) -> None:
     assert not reports_breakage(sentence)
