@@ -11,6 +11,7 @@ import pytest
 
 from conftest import git, run_failres
 from project import FIXED, Project
+from sandbox_machines import refusing_user_namespaces, without_bubblewrap
 from sandbox_projects import configure, node_gate, node_project, plan, python_gate, python_project, seat
 from failres.sandbox import probe
 
@@ -21,20 +22,14 @@ NOTHING = "import sys\nsys.stdin.read()\n"
 @pytest.fixture
 def no_world(monkeypatch: pytest.MonkeyPatch) -> None:
     """This machine as one without bubblewrap."""
-    monkeypatch.setenv(probe.PROGRAM_VARIABLE, "/nonexistent/bwrap")
+    without_bubblewrap(monkeypatch)
 
 
 @pytest.fixture
 def userns_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """This machine as one whose kernel keeps user namespaces from bubblewrap (Ubuntu 24.04's
-    AppArmor, `unprivileged_userns_clone = 0`): bwrap runs, a world with a user namespace does not."""
-    fake = tmp_path / "bin" / "bwrap"
-    fake.parent.mkdir()
-    fake.write_text("#!/bin/sh\nfor word in \"$@\"; do [ \"$word\" = --unshare-user ] && "
-                    "{ echo 'bwrap: setting up uid map: Permission denied' >&2; exit 1; }; done\n"
-                    "exec bwrap \"$@\"\n")
-    fake.chmod(0o755)
-    monkeypatch.setenv(probe.PROGRAM_VARIABLE, str(fake))
+    AppArmor, `unprivileged_userns_clone = 0`): bwrap runs, a world does not."""
+    refusing_user_namespaces(tmp_path / "bin", monkeypatch)
 
 
 @pytest.fixture
@@ -259,7 +254,7 @@ def test_a_dry_run_preflight_and_the_real_run_say_the_same_of_the_head(tmp_path:
     if world == "world-on" and not probe.machine_sandbox().available:
         pytest.skip("no seat world on this machine")
     if world == "world-off":
-        monkeypatch.setenv(probe.PROGRAM_VARIABLE, "/nonexistent/bwrap")
+        without_bubblewrap(monkeypatch)
     top = calc_project(tmp_path)
     (top / "src" / "calc" / "__init__.py").write_text(PY_FIXED)
     git(top, "commit", "-q", "-am", "fixed at the head")
