@@ -9,39 +9,19 @@ any seat runs, and the setup the refusal names makes the right fix commit.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from conftest import git
-from sandbox_projects import JS_BROKEN, JS_FIXED, JS_WRONG, checkout_bytes, configure, plan, seat
+from node_projects import JS_FIXED, JS_WRONG, NPM_GATE, node_app, workspaces_project
+from sandbox_projects import checkout_bytes, configure, plan, seat
 from failres.sandbox import probe
 from failres.sandbox.probe import machine_sandbox
 
 WRITE = "import pathlib, sys\nsys.stdin.read()\npathlib.Path({path!r}).write_text({text!r})\n"
-TEST_JS = ("const { add } = require('calc');\n"
-           "if (add(2, 3) !== 5) { console.log('FAIL add(2, 3) = ' + add(2, 3)); process.exit(1); }\n")
-GATE = "\n".join(["[gates.tests]", 'command = ["npm", "test"]', 'cwd = "worktree"', 'timeout = "60s"', ""])
+GATE = NPM_GATE
 FILE = "packages/calc/index.js"
-
-
-def workspaces_project(top: Path) -> None:
-    (top / "packages" / "calc").mkdir(parents=True)
-    git(top, "init", "-q", "-b", "main")
-    (top / "package.json").write_text('{"name": "app", "private": true, "workspaces": ["packages/*"], '
-                                      '"scripts": {"test": "node test.js"}}\n')
-    (top / "packages" / "calc" / "package.json").write_text('{"name": "calc", "version": "1.0.0", '
-                                                            '"main": "index.js"}\n')
-    (top / FILE).write_text(JS_BROKEN)
-    (top / "test.js").write_text(TEST_JS)
-    (top / ".gitignore").write_text("node_modules/\n")
-    subprocess.run(["npm", "install", "--offline", "--no-audit", "--no-fund"], cwd=top, check=True,
-                   capture_output=True)
-    git(top, "add", ".")
-    git(top, "commit", "-q", "-m", "a workspace package with a bug")
-    assert (top / "node_modules" / "calc").is_symlink()
 
 
 @pytest.fixture(params=["world", "unavailable", "off"])
@@ -54,13 +34,8 @@ def world(request, monkeypatch) -> str:
 
 
 @pytest.fixture
-def app(tmp_path: Path) -> Path:
-    if shutil.which("npm") is None:
-        pytest.skip("npm is not installed")
-    top = tmp_path / "app"
-    top.mkdir()
-    workspaces_project(top)
-    return top
+def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return node_app(tmp_path, workspaces_project, monkeypatch).top
 
 
 def run(cli, app: Path, tmp_path: Path, world: str, text: str, gate: str = GATE, extra: str = ""):

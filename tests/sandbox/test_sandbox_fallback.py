@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from conftest import git, run_failres
+from node_projects import linked_by_path_project, node_gate
 from project import FIXED, Project
 from sandbox_machines import refusing_user_namespaces, without_bubblewrap
-from sandbox_projects import configure, node_gate, node_project, plan, python_gate, python_project, seat
+from sandbox_projects import configure, plan, python_gate, python_project, seat
 from failres.sandbox import probe
 
 FIX = {"write": {"src/calc.py": FIXED}}
@@ -134,7 +135,7 @@ def test_an_editable_install_into_the_checkout_is_named_before_the_first_dispatc
 def test_a_link_into_the_checkout_in_node_modules_is_named(tmp_path: Path, cli, no_world, caplog):
     top = tmp_path / "app"
     top.mkdir()
-    node_project(top)
+    linked_by_path_project(top)
     configure(top, gate=node_gate(), implementer=seat(tmp_path, "idle", NOTHING))
     cli(top, "run", str(plan(tmp_path / "plan.toml", ["lib/calc/index.js"])), "--quiet")
     found = warnings(caplog, "points into your checkout")
@@ -154,7 +155,7 @@ def test_an_environment_that_points_nowhere_near_the_checkout_is_not_named(proje
 def test_the_environment_setting_names_what_is_looked_at(tmp_path: Path, cli, no_world, caplog):
     top = tmp_path / "app"
     top.mkdir()
-    node_project(top)
+    linked_by_path_project(top)
     configure(top, gate=node_gate(), implementer=seat(tmp_path, "idle", NOTHING),
               extra="[workspace]\nenvironment = []\n")
     cli(top, "run", str(plan(tmp_path / "plan.toml", ["lib/calc/index.js"])), "--quiet")
@@ -236,7 +237,7 @@ def test_without_a_world_an_environment_that_puts_the_checkout_first_is_refused_
 def test_without_a_world_a_node_link_into_the_checkout_is_refused_before_any_seat(tmp_path: Path, cli, no_world):
     top = tmp_path / "app"
     top.mkdir()
-    node_project(top)
+    linked_by_path_project(top)
     marker = tmp_path / "seat-ran"
     implementer = seat(tmp_path, "m", f"import pathlib, sys\nsys.stdin.read()\npathlib.Path({str(marker)!r}).touch()\n")
     configure(top, gate=node_gate(), implementer=implementer)
