@@ -9,6 +9,8 @@ any seat runs, and the setup the refusal names makes the right fix commit.
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -78,3 +80,36 @@ def test_the_persons_fix_in_the_checkout_never_makes_the_seats_wrong_fix_green(a
     after = checkout_bytes(app)
     assert after[FILE] == before[FILE] == JS_FIXED.encode()
     assert after["node_modules/calc"] == before["node_modules/calc"]
+
+
+# The fix a link's refusal names, to the word: each workspace its own install, the checkout's not lent.
+OWN_INSTALL = re.compile(r'\[gates\.tests\] setup = (\[[^]]*\]) with keep = (\["node_modules/"\]), '
+                         r'and \[workspace\] environment = \[\]')
+
+
+@pytest.mark.parametrize(("lockfile", "install"), [
+    ("package-lock.json", ["npm", "ci"]), ("pnpm-lock.yaml", ["pnpm", "install", "--frozen-lockfile"]),
+    ("yarn.lock", ["yarn", "install", "--frozen-lockfile"]), (None, ["npm", "install"])])
+def test_a_links_refusal_names_the_install_the_workspaces_lockfile_asks_for(tmp_path: Path, lockfile, install):
+    from failres.sandbox.environment import node_install
+    from failres.sandbox.redirect import refusal_message
+
+    if lockfile is not None:
+        (tmp_path / lockfile).write_text("")
+    named = OWN_INSTALL.search(refusal_message("tests", "node_modules/calc links to lib/calc", node_install(tmp_path)))
+    assert named is not None and json.loads(named[1]) == install
+
+
+def test_the_refusal_in_the_journal_names_the_lines_a_run_then_commits_with(app: Path, cli, tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch):
+    from failres.journal import read_journal
+    from lessons.storage.store import Store
+
+    monkeypatch.setenv(probe.PROGRAM_VARIABLE, "/nonexistent/bwrap")
+    assert run(cli, app, tmp_path, "unavailable", JS_FIXED).code == 1
+    refusal = [e for e in read_journal(Store(app), "rw").for_task("t1") if e["type"] == "quarantined"][-1]
+    named = OWN_INSTALL.search(refusal["message"])
+    assert named is not None and named[1] == '["npm", "ci"]', refusal["message"]
+    result = run(cli, app, tmp_path, "unavailable", JS_FIXED, gate=f"{GATE}setup = {named[1]}\nkeep = {named[2]}\n",
+                 extra="[workspace]\nenvironment = []\n")
+    assert result.code == 0, result.out + result.err
