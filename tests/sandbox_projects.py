@@ -2,9 +2,9 @@
 
 A src-layout Python package whose `.venv/` sits inside the checkout with the package
 installed editable into it (`pip install -e .`, offline: no build isolation, no
-dependencies), and a node project whose `node_modules/` lives only in the checkout and
-links a package of the project itself. Both have a bug a fix must repair, and a gate
-that imports the code through the environment — the way the person runs it.
+dependencies), with a bug a fix must repair and a gate that imports the code through the
+environment — the way the person runs it; the configuration, seats and plan every such test
+writes. The node projects are in `node_projects.py`.
 """
 
 from __future__ import annotations
@@ -23,12 +23,6 @@ PY_BROKEN = "def add(a, b):\n    return a - b\n"
 PY_FIXED = "def add(a, b):\n    return a + b\n"
 PY_WRONG = "def add(a, b):\n    return a + b + 1\n"
 PY_TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-JS_BROKEN = "exports.add = (a, b) => a - b;\n"
-JS_FIXED = "exports.add = (a, b) => a + b;\n"
-JS_WRONG = "exports.add = (a, b) => a + b + 1;\n"
-JS_TEST = ("const { add } = require('calc');\nconst pad = require('leftpad');\n"
-           "if (add(2, 3) !== 5) { console.log('FAIL add(2, 3) = ' + add(2, 3)); process.exit(1); }\n"
-           "console.log(pad('ok'));\n")
 
 
 def the_test_site_packages() -> str:
@@ -71,28 +65,6 @@ def python_gate(top: Path, read: list[str]) -> str:
         f'command = {json.dumps([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"])}',
         'cwd = "worktree"', 'timeout = "60s"',
         "[sandbox]", f"read = {json.dumps(read)}", ""])
-
-
-def node_project(top: Path) -> None:
-    """A node project: `lib/calc` is the project's own package, linked from node_modules/."""
-    (top / "lib" / "calc").mkdir(parents=True)
-    git(top, "init", "-q", "-b", "main")
-    (top / "lib" / "calc" / "index.js").write_text(JS_BROKEN)
-    (top / "lib" / "calc" / "package.json").write_text('{"name": "calc", "main": "index.js"}\n')
-    (top / "test.js").write_text(JS_TEST)
-    (top / "package.json").write_text('{"name": "app", "scripts": {"test": "node test.js"}}\n')
-    (top / ".gitignore").write_text("node_modules/\n")
-    git(top, "add", ".")
-    git(top, "commit", "-q", "-m", "an app with a bug")
-    modules = top / "node_modules"
-    (modules / "leftpad").mkdir(parents=True)
-    (modules / "leftpad" / "index.js").write_text("module.exports = (s) => '  ' + s;\n")
-    # As `npm install` leaves a workspace package: a link by absolute path into the checkout.
-    (modules / "calc").symlink_to(top / "lib" / "calc")
-
-
-def node_gate() -> str:
-    return "\n".join(["[gates.tests]", 'command = ["node", "test.js"]', 'cwd = "worktree"', 'timeout = "60s"', ""])
 
 
 def seat(agents: Path, name: str, script: str) -> list[str]:

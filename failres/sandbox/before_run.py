@@ -40,7 +40,7 @@ def notices_before_run(config: Config, top: Path) -> list[str]:
         named = "; ".join(f"{p.where} {p.what}" for p in found_in[:_SHOWN])
         more = f" (and {len(found_in) - _SHOWN} more)" if len(found_in) > _SHOWN else ""
         lines.append(f"the environment points into your checkout, so a gate would judge your files, not the "
-                     f"workspace's: {named}{more}; {fix_advice(found_in, world)}")
+                     f"workspace's: {named}{more}; {fix_advice(found_in, top, world)}")
     return lines
 
 

@@ -90,7 +90,28 @@ def pointing_into_checkout(top: Path, names: tuple[str, ...]) -> list[PointsIn]:
     return found
 
 
-def fix_advice(found: list[PointsIn], world: str = "install bubblewrap") -> str:
+# The install that makes node_modules afresh from a project's lockfile and nothing else, by the
+# lockfile a workspace has from the tree; `npm ci` refuses to run without one, `npm install` makes one.
+_NODE_INSTALLS = (("package-lock.json", ("npm", "ci")), ("npm-shrinkwrap.json", ("npm", "ci")),
+                  ("pnpm-lock.yaml", ("pnpm", "install", "--frozen-lockfile")),
+                  ("yarn.lock", ("yarn", "install", "--frozen-lockfile")))
+
+
+def node_install(root: Path | None) -> tuple[str, ...]:
+    """The command that installs node_modules for the project at `root` (None: not known)."""
+    for lockfile, command in _NODE_INSTALLS:
+        if root is None or (root / lockfile).is_file():
+            return command
+    return ("npm", "install")
+
+
+def own_install_lines(gate: str, install: tuple[str, ...]) -> str:
+    """The configuration, to the word, that gives each workspace its own node_modules (pure)."""
+    return (f"[gates.{gate}] setup = {json.dumps(list(install))} with keep = [\"node_modules/\"], "
+            "and [workspace] environment = []")
+
+
+def fix_advice(found: list[PointsIn], top: Path | None = None, world: str = "install bubblewrap") -> str:
     """What the run does about what `pointing_into_checkout` found, and the fix where it can do nothing, in one line.
 
     `world` is what gives this machine the seat world, where the gate judges the workspace
@@ -100,7 +121,7 @@ def fix_advice(found: list[PointsIn], world: str = "install bubblewrap") -> str:
     if any(p.what.startswith("links") for p in found):
         return ("a gate cannot be led past a link, so such a task is refused before any seat is paid; fix: "
                 f"{world} so the gate runs in the seat world, or give each workspace its own install: "
-                '[gates.NAME] setup = ["npm", "ci"] with keep = ["node_modules/"], and [workspace] environment = []')
+                f"{own_install_lines('NAME', node_install(top))}")
     return ("failres puts the workspace's copies first on the gate's PYTHONPATH and, before the first dispatch, "
             "checks that the gate's python imports them from the workspace (a task where it does not is refused); "
             f"to run the gate in the seat world instead: {world}")

@@ -3,10 +3,10 @@
 A world is always a user namespace (root's too: `layout.isolation_words`), so bubblewrap
 needs user namespaces, and some Ubuntu releases (AppArmor), hardened kernels and many
 containers switch them off; macOS has no bubblewrap at all. So the program being
-installed proves nothing: a tiny world with the very namespaces and dropped capabilities
-a seat's has is started (`true` inside, a few milliseconds), and its failure, in
-bubblewrap's own words with the kernel setting behind it, is the reason `doctor` and the
-run's one warning line give.
+installed proves nothing: a tiny world with the very namespaces (its network's too) and
+dropped capabilities a seat's has is started (`true` inside, a few milliseconds), and its
+failure, in bubblewrap's own words with the kernel setting behind it, is the reason `doctor`
+and the run's one warning line give.
 """
 
 from __future__ import annotations
@@ -62,9 +62,13 @@ def _probe(program: str, platform: str) -> Availability:
     if found is None:
         return Availability(False, "", f"bubblewrap ({program}) is not installed",
                             fix="install it: apt-get install bubblewrap (dnf install bubblewrap, pacman -S bubblewrap)")
+    # Every world has its own network namespace (`layout_argv`; the network a command may have goes
+    # through failres's bridge), and bringing up its loopback is a step a kernel can refuse on its
+    # own: Ubuntu 24.04's AppArmor says "loopback: Failed RTM_NEWADDR" where the ids were mapped. A
+    # trial without one found a world, and every seat then "crashed" before it ran.
     trial = [found, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
              "--unshare-pid", "--die-with-parent", "--new-session", *isolation_words(os.getuid(), os.getgid()),
-             "--", "true"]
+             "--unshare-net", "--", "true"]
     try:
         done = subprocess.run(trial, stdin=subprocess.DEVNULL, capture_output=True, timeout=_TRIAL_TIMEOUT_SECONDS,
                               check=False)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from sandbox_machines import refusing_user_namespaces, without_bubblewrap
 from failres.config.loading import parse_config
 from failres.sandbox import probe
 from failres.sandbox.before_run import notices_before_run
@@ -25,15 +26,6 @@ def checkout(tmp_path: Path) -> Path:
     return top
 
 
-def refused_bwrap(tmp_path: Path) -> str:
-    """A bwrap that runs but whose user namespace is refused, in bubblewrap's own words."""
-    fake = tmp_path / "bin" / "bwrap"
-    fake.parent.mkdir()
-    fake.write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
-    fake.chmod(0o755)
-    return str(fake)
-
-
 def advice(top: Path, mode: str) -> str:
     config = parse_config(f'[sandbox]\nmode = "{mode}"\n', "cfg.toml")
     lines = [line for line in notices_before_run(config, top) if line.startswith("the environment points")]
@@ -43,7 +35,7 @@ def advice(top: Path, mode: str) -> str:
 
 
 def test_without_bubblewrap_the_advice_is_to_install_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv(probe.PROGRAM_VARIABLE, str(tmp_path / "nowhere" / "bwrap"))
+    without_bubblewrap(monkeypatch)
     said = advice(checkout(tmp_path), "auto")
     assert said.endswith("to run the gate in the seat world instead: install it: apt-get install bubblewrap "
                          "(dnf install bubblewrap, pacman -S bubblewrap)")
@@ -51,7 +43,7 @@ def test_without_bubblewrap_the_advice_is_to_install_it(tmp_path: Path, monkeypa
 
 def test_where_user_namespaces_are_refused_the_advice_is_the_kernel_setting(tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv(probe.PROGRAM_VARIABLE, refused_bwrap(tmp_path))
+    refusing_user_namespaces(tmp_path / "bin", monkeypatch)
     fix = advice(checkout(tmp_path), "auto").split("to run the gate in the seat world instead: ")[1]
     assert fix == probe.namespace_cause(probe._userns_sysctls())[1]
     assert "sysctl" in fix and "install" not in fix

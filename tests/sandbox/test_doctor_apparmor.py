@@ -8,20 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from failres.sandbox import doctor, probe
-
-# What Ubuntu 24.04's bubblewrap says when AppArmor refuses it the namespace.
-REFUSED_BWRAP = "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"
+from sandbox_machines import refusing_user_namespaces, without_bubblewrap
+from failres.sandbox import doctor
 
 
 @pytest.fixture
 def refused_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    program = tmp_path / "bin" / "bwrap"
-    program.parent.mkdir()
-    program.write_text(REFUSED_BWRAP)
-    program.chmod(0o755)
-    monkeypatch.setenv(probe.PROGRAM_VARIABLE, str(program))
-    return program
+    return refusing_user_namespaces(tmp_path / "bin", monkeypatch)
 
 
 def restriction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
@@ -58,7 +51,7 @@ def test_without_the_restriction_doctor_does_not_blame_apparmor(tmp_path: Path, 
 
 def test_a_bubblewrap_that_is_not_installed_is_not_blamed_on_apparmor(tmp_path: Path, cli,
                                                                      monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv(probe.PROGRAM_VARIABLE, "/nonexistent/bwrap")
+    without_bubblewrap(monkeypatch)
     restriction(tmp_path, monkeypatch, "1")
     names = [check["name"] for check in json.loads(cli(tmp_path, "doctor", "--json").out)["checks"]]
     assert "apparmor" not in names

@@ -3,8 +3,8 @@
 The shapes: a src-layout package installed editable into the checkout's `.venv/`; the same with a
 version module the build writes and git ignores (hatch-vcs, setuptools-scm), which `init` carries
 into workspaces with `[workspace] include`; and a pytest configured with `--color=yes`. The worlds:
-the seat world; bubblewrap missing; and bubblewrap present but refused its user namespace, as
-Ubuntu 24.04's AppArmor restriction refuses it (both under `mode = "auto"`). In each, a seat's
+the seat world; bubblewrap missing; and bubblewrap present but refused, as Ubuntu 24.04's AppArmor
+restriction refuses it, at the uid map or at a world's loopback (all under `mode = "auto"`). In each, a seat's
 right fix is committed and the person's checkout is left as it was, and the trap (the person's
 right fix uncommitted in the checkout, the seat's fix wrong) is never committed.
 """
@@ -29,27 +29,18 @@ from sandbox_projects import (
     seat,
     the_test_site_packages,
 )
+from sandbox_machines import refusing_user_namespaces, without_bubblewrap
 from failres.initialise import starter_config
 from failres.journal import read_journal
 from failres.sandbox import probe
 from lessons.storage.store import Store
 
 SHAPES = ("editable", "generated-version", "color")
-WORLDS = ("world", "bwrap-missing", "userns-refused")
+WORLDS = ("world", "bwrap-missing", "userns-refused", "loopback-refused")
+REFUSED_AT = {"userns-refused": "uid-map", "loopback-refused": "loopback"}
 WRITE = "import pathlib, sys\nsys.stdin.read()\npathlib.Path('src/calc/__init__.py').write_text({text!r})\n"
 VERSION_LINE = "from calc._version import version as __version__\n"
 ESCAPE = re.compile(r"\x1b|\\u001b")
-
-
-def refusing_bwrap(tmp_path: Path) -> Path:
-    """A bwrap that refuses every world a user namespace, in Ubuntu 24.04's words, and runs the rest."""
-    fake = tmp_path / "refusing-bin" / "bwrap"
-    fake.parent.mkdir()
-    fake.write_text("#!/bin/sh\nfor word in \"$@\"; do [ \"$word\" = --unshare-user ] && "
-                    "{ echo 'bwrap: setting up uid map: Permission denied' >&2; exit 1; }; done\n"
-                    "exec bwrap \"$@\"\n")
-    fake.chmod(0o755)
-    return fake
 
 
 @pytest.fixture(params=WORLDS)
@@ -59,8 +50,10 @@ def world(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mo
         if not probe.machine_sandbox().available:
             pytest.skip(f"no seat world on this machine: {probe.machine_sandbox().why}")
         return 'mode = "required"'
-    program = tmp_path / "nowhere" / "bwrap" if request.param == "bwrap-missing" else refusing_bwrap(tmp_path)
-    monkeypatch.setenv(probe.PROGRAM_VARIABLE, str(program))
+    if request.param == "bwrap-missing":
+        without_bubblewrap(monkeypatch)
+    else:
+        refusing_user_namespaces(tmp_path / "bin", monkeypatch, at=REFUSED_AT[request.param])
     assert not probe.machine_sandbox().available
     return 'mode = "auto"'
 

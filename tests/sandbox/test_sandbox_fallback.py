@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from conftest import git, run_failres
+from node_projects import linked_by_path_project, node_gate
 from project import FIXED, Project
-from sandbox_projects import configure, node_gate, node_project, plan, python_gate, python_project, seat
+from sandbox_machines import refusing_user_namespaces, without_bubblewrap
+from sandbox_projects import configure, plan, python_gate, python_project, seat
 from failres.sandbox import probe
 
 FIX = {"write": {"src/calc.py": FIXED}}
@@ -21,20 +23,14 @@ NOTHING = "import sys\nsys.stdin.read()\n"
 @pytest.fixture
 def no_world(monkeypatch: pytest.MonkeyPatch) -> None:
     """This machine as one without bubblewrap."""
-    monkeypatch.setenv(probe.PROGRAM_VARIABLE, "/nonexistent/bwrap")
+    without_bubblewrap(monkeypatch)
 
 
 @pytest.fixture
 def userns_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """This machine as one whose kernel keeps user namespaces from bubblewrap (Ubuntu 24.04's
-    AppArmor, `unprivileged_userns_clone = 0`): bwrap runs, a world with a user namespace does not."""
-    fake = tmp_path / "bin" / "bwrap"
-    fake.parent.mkdir()
-    fake.write_text("#!/bin/sh\nfor word in \"$@\"; do [ \"$word\" = --unshare-user ] && "
-                    "{ echo 'bwrap: setting up uid map: Permission denied' >&2; exit 1; }; done\n"
-                    "exec bwrap \"$@\"\n")
-    fake.chmod(0o755)
-    monkeypatch.setenv(probe.PROGRAM_VARIABLE, str(fake))
+    AppArmor, `unprivileged_userns_clone = 0`): bwrap runs, a world does not."""
+    refusing_user_namespaces(tmp_path / "bin", monkeypatch)
 
 
 @pytest.fixture
@@ -75,6 +71,20 @@ def test_where_user_namespaces_are_refused_auto_runs_without_a_world_and_says_wh
     assert project.branch_file("src/calc.py") == FIXED
     lines = [line for line in result.stderr.splitlines() if "no seat world" in line]
     assert len(lines) == 1 and "setting up uid map: Permission denied" in lines[0]
+
+
+def test_where_a_worlds_own_network_is_refused_auto_runs_without_a_world_and_says_why(
+        project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Every world has its own network namespace: a bubblewrap that maps the ids but cannot bring up
+    that namespace's loopback (Ubuntu 24.04's AppArmor) makes no world, and the probe must say so —
+    not find one, and leave every seat to "crash" before it runs."""
+    refusing_user_namespaces(tmp_path / "refusing", monkeypatch, at="loopback")
+    project.configure(implementer=[FIX])
+    result = run_failres(project.top, "run", str(project.plan()), "--quiet", env=dict(os.environ))
+    assert result.returncode == 0, result.stderr
+    assert project.branch_file("src/calc.py") == FIXED
+    lines = [line for line in result.stderr.splitlines() if "no seat world" in line]
+    assert len(lines) == 1 and "loopback: Failed RTM_NEWADDR: Operation not permitted" in lines[0]
 
 
 def test_where_user_namespaces_are_refused_required_refuses_and_names_the_kernel_settings(project: Project, cli,
@@ -139,7 +149,7 @@ def test_an_editable_install_into_the_checkout_is_named_before_the_first_dispatc
 def test_a_link_into_the_checkout_in_node_modules_is_named(tmp_path: Path, cli, no_world, caplog):
     top = tmp_path / "app"
     top.mkdir()
-    node_project(top)
+    linked_by_path_project(top)
     configure(top, gate=node_gate(), implementer=seat(tmp_path, "idle", NOTHING))
     cli(top, "run", str(plan(tmp_path / "plan.toml", ["lib/calc/index.js"])), "--quiet")
     found = warnings(caplog, "points into your checkout")
@@ -159,7 +169,7 @@ def test_an_environment_that_points_nowhere_near_the_checkout_is_not_named(proje
 def test_the_environment_setting_names_what_is_looked_at(tmp_path: Path, cli, no_world, caplog):
     top = tmp_path / "app"
     top.mkdir()
-    node_project(top)
+    linked_by_path_project(top)
     configure(top, gate=node_gate(), implementer=seat(tmp_path, "idle", NOTHING),
               extra="[workspace]\nenvironment = []\n")
     cli(top, "run", str(plan(tmp_path / "plan.toml", ["lib/calc/index.js"])), "--quiet")
@@ -241,7 +251,7 @@ def test_without_a_world_an_environment_that_puts_the_checkout_first_is_refused_
 def test_without_a_world_a_node_link_into_the_checkout_is_refused_before_any_seat(tmp_path: Path, cli, no_world):
     top = tmp_path / "app"
     top.mkdir()
-    node_project(top)
+    linked_by_path_project(top)
     marker = tmp_path / "seat-ran"
     implementer = seat(tmp_path, "m", f"import pathlib, sys\nsys.stdin.read()\npathlib.Path({str(marker)!r}).touch()\n")
     configure(top, gate=node_gate(), implementer=implementer)
@@ -259,7 +269,7 @@ def test_a_dry_run_preflight_and_the_real_run_say_the_same_of_the_head(tmp_path:
     if world == "world-on" and not probe.machine_sandbox().available:
         pytest.skip("no seat world on this machine")
     if world == "world-off":
-        monkeypatch.setenv(probe.PROGRAM_VARIABLE, "/nonexistent/bwrap")
+        without_bubblewrap(monkeypatch)
     top = calc_project(tmp_path)
     (top / "src" / "calc" / "__init__.py").write_text(PY_FIXED)
     git(top, "commit", "-q", "-am", "fixed at the head")

@@ -10,7 +10,6 @@ the checkout's path, so the same absolute paths lead to the workspace's files.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,14 +17,11 @@ from pathlib import Path
 import pytest
 
 from conftest import git
+from node_projects import JS_FIXED, JS_WRONG, NodeApp, linked_by_path_project, node_app, node_gate
 from sandbox_projects import (
-    JS_FIXED,
-    JS_WRONG,
     PY_FIXED,
     PY_WRONG,
     configure,
-    node_gate,
-    node_project,
     plan,
     python_gate,
     python_project,
@@ -91,33 +87,28 @@ def test_the_persons_venv_still_imports_the_persons_checkout_after_a_run(py: Pat
 
 
 @pytest.fixture
-def node(tmp_path: Path) -> Path:
-    if shutil.which("node") is None:
-        pytest.skip("node is not installed")
-    top = tmp_path / "app"
-    top.mkdir()
-    node_project(top)
-    return top
+def node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> NodeApp:
+    return node_app(tmp_path, linked_by_path_project, monkeypatch)
 
 
-def test_a_node_projects_linked_package_is_judged_from_the_workspace(node: Path, cli, tmp_path: Path):
-    (node / "lib" / "calc" / "index.js").write_text(JS_FIXED)  # the person's own fix, not committed
-    configure(node, gate=node_gate(),
-              implementer=seat(tmp_path, "wrong", WRITE.format(path="lib/calc/index.js", text=JS_WRONG)))
-    result = run(cli, node, plan(tmp_path / "plan.toml", ["lib/calc/index.js"]))
+def test_a_node_projects_linked_package_is_judged_from_the_workspace(node: NodeApp, cli, tmp_path: Path):
+    (node.top / node.file).write_text(JS_FIXED)  # the person's own fix, not committed
+    configure(node.top, gate=node_gate(),
+              implementer=seat(tmp_path, "wrong", WRITE.format(path=node.file, text=JS_WRONG)))
+    result = run(cli, node.top, plan(tmp_path / "plan.toml", [node.file]))
     assert result.code == 1, result.out + result.err
-    assert git(node, "rev-parse", "failres/rw/t1").strip() == git(node, "rev-parse", "main").strip()
+    assert git(node.top, "rev-parse", "failres/rw/t1").strip() == git(node.top, "rev-parse", "main").strip()
 
 
-def test_a_node_seats_correct_fix_is_committed_with_node_modules_only_in_the_checkout(node: Path, cli,
+def test_a_node_seats_correct_fix_is_committed_with_node_modules_only_in_the_checkout(node: NodeApp, cli,
                                                                                         tmp_path: Path):
-    configure(node, gate=node_gate(),
-              implementer=seat(tmp_path, "right", WRITE.format(path="lib/calc/index.js", text=JS_FIXED)))
-    result = run(cli, node, plan(tmp_path / "plan.toml", ["lib/calc/index.js"]))
+    configure(node.top, gate=node_gate(),
+              implementer=seat(tmp_path, "right", WRITE.format(path=node.file, text=JS_FIXED)))
+    result = run(cli, node.top, plan(tmp_path / "plan.toml", [node.file]))
     assert result.code == 0, result.out + result.err
-    assert git(node, "show", "failres/rw/t1:lib/calc/index.js") == JS_FIXED
-    assert (node / "lib" / "calc" / "index.js").read_text() != JS_FIXED  # the person's file is theirs
-    assert os.readlink(node / "node_modules" / "calc") == str(node / "lib" / "calc")
+    assert git(node.top, "show", f"failres/rw/t1:{node.file}") == JS_FIXED
+    assert (node.top / node.file).read_text() != JS_FIXED  # the person's file is theirs
+    assert os.readlink(node.top / "node_modules" / "calc") == str(node.top / node.package)
 
 
 GATES_SH = """#!/bin/bash
