@@ -296,18 +296,20 @@ class RunSteps(PreflightSteps):
         """Before anything is judged without a world: the canary, or gate-unavailable with the fix."""
         if self.redirect is None:
             return None
+        from failres.sandbox.before_run import world_fix
         from failres.sandbox.environment import node_install
         from failres.sandbox.redirect import canary, refusal_message
 
+        world = world_fix(self.config)
         if self.redirect.refused:
             first = self.redirect.refused[0]
             # The workspace holds what the tree does: a lockfile there is one a setup can install from.
             return Failure(GATE_UNAVAILABLE, refusal_message(self.gate_name, f"{first.where} {first.what}",
-                                                             node_install(self.workspace_path)))
+                                                             node_install(self.workspace_path), world))
         gate = self.config.gates[self.gate_name]
         why = canary(self.redirect, env=self.gate_environment(self.values("implement", 1), gate),
                      workspace=self.workspace_path)
-        return None if why is None else Failure(GATE_UNAVAILABLE, refusal_message(self.gate_name, why))
+        return None if why is None else Failure(GATE_UNAVAILABLE, refusal_message(self.gate_name, why, world=world))
 
     def commit_green(self) -> TaskOutcome:
         self.step("commit")

@@ -29,12 +29,11 @@ def notices_before_run(config: Config, top: Path) -> list[str]:
     if world_wanted(config):
         return []
     lines = []
-    world = 'set [sandbox] mode = "auto"'
     if config.sandbox.mode == "auto":
         found = machine_sandbox()
         lines.append(f"no seat world on this machine ({found.why}): seats and gates run as plain processes, "
                      "and the tamper check is the only wall; see `git failres doctor`")
-        world = found.fix or "see `git failres doctor`"
+    world = world_fix(config)
     found_in = pointing_into_checkout(top, environment_dirs(config, top))
     if found_in:
         named = "; ".join(f"{p.where} {p.what}" for p in found_in[:_SHOWN])
@@ -42,6 +41,15 @@ def notices_before_run(config: Config, top: Path) -> list[str]:
         lines.append(f"the environment points into your checkout, so a gate would judge your files, not the "
                      f"workspace's: {named}{more}; {fix_advice(found_in, top, world)}")
     return lines
+
+
+def world_fix(config: Config) -> str:
+    """What gives this run a seat world: the probe's fix for this machine (the package where
+    bubblewrap is missing, the kernel setting where it is refused), or `mode = "auto"` where the
+    person turned the world off."""
+    if config.sandbox.mode == "off":
+        return 'set [sandbox] mode = "auto"'
+    return machine_sandbox().fix or "see `git failres doctor`"
 
 
 def announce_before_run(config: Config, top: Path) -> None:

@@ -124,16 +124,18 @@ def canary(redirect: Redirect, *, env: Mapping[str, str], workspace: Path) -> st
     return None
 
 
-def refusal_message(gate: str, why: str, install: tuple[str, ...] | None = None) -> str:
+def refusal_message(gate: str, why: str, install: tuple[str, ...] | None = None,
+                    world: str = "install bubblewrap") -> str:
     """The gate-unavailable message when the gate cannot be led to the workspace, with the fixes.
 
     `install`: the node install that makes a workspace's own node_modules, named to the word
     (a link's refusal); without one, what a setup must make is the project's own affair.
+    `world`: what gives this machine the seat world (`before_run.world_fix`).
     """
     own = (own_install_lines(gate, install) if install is not None
            else f"[gates.{gate}] setup = [...] with keep = [...] and [workspace] environment = []")
     return (f"gate {gate} would judge your checkout, not the workspace: {why}; without a seat world failres "
-            "cannot make it import the workspace's files, so it judges nothing. fix: install bubblewrap so gates "
+            f"cannot make it import the workspace's files, so it judges nothing. fix: {world} so gates "
             "run in the seat world (git failres doctor says whether it can run here), or give each workspace "
             f"its own install: {own}")
 

@@ -37,6 +37,9 @@ WRITE = "import pathlib, sys\nsys.stdin.read()\npathlib.Path({path!r}).write_tex
 # Why each unavailable world says it has none: proof the run stood on the machine meant.
 WHY = {"missing": f"bubblewrap ({MISSING}) is not installed", "refused": REFUSALS["uid-map"],
        "refused-net": REFUSALS["loopback"]}
+# What each refusal names as the way to this machine's world: never bubblewrap where it is installed.
+WORLD_FIX = {"missing": "fix: install it: apt-get install bubblewrap", "refused": "sysctl", "refused-net": "sysctl",
+             "off": 'fix: set [sandbox] mode = "auto" so gates run in the seat world'}
 SHAPES = {"workspaces": workspaces_project, "file-dependency": file_dependency_project}
 
 
@@ -111,6 +114,8 @@ def judged(cli, app: NodeApp, tmp_path: Path, world: str, caplog, text: str):
     assert refusal["failClass"] == "gate-unavailable"
     assert f"node_modules/calc links to {app.package}" in refusal["message"]
     assert seat_runs(app) == 0 and not committed(app)
+    assert WORLD_FIX[world] in refusal["message"], refusal["message"]
+    assert world == "missing" or "install it" not in refusal["message"]
     named = OWN_INSTALL.search(refusal["message"])
     # The install the committed package-lock.json asks for.
     assert named is not None and named[1] == '["npm", "ci"]', refusal["message"]
