@@ -180,6 +180,31 @@ def console():
     return _inert_console()
 
 
+def print_lines(lines: list[str]) -> None:
+    """Each line as `console().print(line, soft_wrap=True)` prints it, rich imported only where it changes one.
+
+    Piped, that console writes a line as `inert` leaves it (no colour, no wrap, nothing
+    cropped), tabs apart, which it expands. A run's outcome lines almost never hold one,
+    and each task of a plan is a process of its own, whose import of rich and console
+    cost about 20 ms of cpu to print one line (issue 32).
+    """
+    shown = [inert(line, multiline=True) for line in lines]
+    if stdout_is_terminal() or not all(_written_as_is(text) for text in shown):
+        out = console()
+        for text in lines:
+            out.print(text, markup=False, soft_wrap=True)
+        return
+    for text in shown:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()  # as rich does after each print: a reader gone shows at once
+
+
+def _written_as_is(shown: str) -> bool:
+    """Whether a piped console writes `shown` unchanged: no tab it expands, nothing the stream cannot encode."""
+    utf8 = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "") == "utf8"
+    return all(part.isprintable() and (utf8 or part.isascii()) for part in shown.split("\n"))
+
+
 def err_console():
     return _inert_console(stderr=True)
 

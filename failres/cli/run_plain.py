@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from failres.cli.common import console, emit_json, open_context
+from failres.cli.common import emit_json, open_context, print_lines
 from failres.errors import EXIT_NOT_GREEN
 
 _FLAGS = {"--quiet": "quiet", "-q": "quiet", "--json": "json_out"}
@@ -62,10 +62,7 @@ def run_command(plan: Path, task_ids: list[str], *, quiet: bool = False, json_ou
     if json_out:
         emit_json([outcome_document(o) for o in outcomes])
     else:
-        out = console()
-        for o in outcomes:
-            for line in outcome_lines(o):
-                out.print(line, markup=False, soft_wrap=True)
+        print_lines([line for o in outcomes for line in outcome_lines(o)])
     # Green is committed or landed; a task still waiting on `after` has not gone green either.
     return EXIT_NOT_GREEN if any(o.state not in ("committed", "landed") for o in outcomes) else 0
 

@@ -119,13 +119,13 @@ class Guard:
         # Where hooks live, as the configuration says before the dispatch: a seat that
         # rewrites core.hooksPath has its config put back, and the old directory checked.
         self.hooks_dir = self._hooks_dir()
-        self._window = moves.Window(git_dir)
-        self._objects = objects.ObjectWatch(git_dir)
         moves.install()
 
     # ── recording ────────────────────────────────────────────────────────
 
     def capture(self) -> RepoState:
+        # The moves window and the object watch start here, not in __init__: `undo` compares
+        # with what `capture` recorded, so only the capture's own moment counts.
         self._window = moves.Window(self.git_dir)
         self._objects = objects.ObjectWatch(self.git_dir)
         files, sizes = self._guarded_files()

@@ -24,7 +24,7 @@ from failres.engine import state
 from failres.processes import reaper
 from failres.containment.interrupts import Interrupted
 from failres.containment.left import leave_lost_workspace
-from failres.containment.locks import TaskLock, lost_holder, stop_lost_seat
+from failres.containment.locks import TaskLock, locked_tasks, lost_holder, stop_lost_seat
 from failres.engine.loop import TaskRun
 from failres.engine.runtime import Engine, TaskOutcome
 from failres.errors import UsageError
@@ -50,9 +50,13 @@ def run_plan(engine: Engine, plan: Plan, *, task_ids: Sequence[str] = (), patch:
             if left is not None:
                 stop_lost_seat(left)  # a run that died left its seat: stop it before anything else
                 leave_lost_workspace(engine.git_dir, plan.slug, task.id)  # then its `.git`, inert
+        # Only a task with a lock file can have a dead run: the lock directory is listed once,
+        # not probed twice for each task of the plan (25 ms of cpu a task in a plan of 400).
+        present = set(locked_tasks(engine.git_dir, plan.slug))
         for other in plan.tasks:
             # A dead run of a task this run does not select left its workspace all the same.
-            gone = lost_holder(engine.git_dir, plan.slug, other.id) if other not in tasks else None
+            may_be_lost = other not in tasks and other.id in present
+            gone = lost_holder(engine.git_dir, plan.slug, other.id) if may_be_lost else None
             if gone is not None:
                 stop_lost_seat(gone)
                 leave_lost_workspace(engine.git_dir, plan.slug, other.id)
