@@ -12,7 +12,7 @@ import pytest
 from conftest import git, run_failres
 from node_projects import linked_by_path_project, node_gate
 from project import FIXED, Project
-from sandbox_machines import refusing_user_namespaces, without_bubblewrap
+from sandbox_machines import REFUSALS, refusing_user_namespaces, without_bubblewrap
 from sandbox_projects import configure, plan, python_gate, python_project, seat
 from failres.sandbox import probe
 
@@ -63,28 +63,19 @@ def test_required_without_a_world_refuses_to_dispatch_and_writes_nothing(project
     assert git(project.top, "rev-parse", "refs/failres/store") == store_before
 
 
-def test_where_user_namespaces_are_refused_auto_runs_without_a_world_and_says_why(project: Project,
-                                                                                 userns_refused):
+@pytest.mark.parametrize("at", list(REFUSALS))
+def test_where_bubblewrap_is_refused_auto_runs_without_a_world_and_says_why(
+        project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, at: str):
+    """Refused at the uid map, or at the loopback of the network namespace every world has (both
+    Ubuntu 24.04's AppArmor): no world, and the probe must say so, not find one and leave every
+    seat to "crash" before it runs."""
+    refusing_user_namespaces(tmp_path / "refusing", monkeypatch, at=at)
     project.configure(implementer=[FIX])
     result = run_failres(project.top, "run", str(project.plan()), "--quiet", env=dict(os.environ))
     assert result.returncode == 0, result.stderr
     assert project.branch_file("src/calc.py") == FIXED
     lines = [line for line in result.stderr.splitlines() if "no seat world" in line]
-    assert len(lines) == 1 and "setting up uid map: Permission denied" in lines[0]
-
-
-def test_where_a_worlds_own_network_is_refused_auto_runs_without_a_world_and_says_why(
-        project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """Every world has its own network namespace: a bubblewrap that maps the ids but cannot bring up
-    that namespace's loopback (Ubuntu 24.04's AppArmor) makes no world, and the probe must say so —
-    not find one, and leave every seat to "crash" before it runs."""
-    refusing_user_namespaces(tmp_path / "refusing", monkeypatch, at="loopback")
-    project.configure(implementer=[FIX])
-    result = run_failres(project.top, "run", str(project.plan()), "--quiet", env=dict(os.environ))
-    assert result.returncode == 0, result.stderr
-    assert project.branch_file("src/calc.py") == FIXED
-    lines = [line for line in result.stderr.splitlines() if "no seat world" in line]
-    assert len(lines) == 1 and "loopback: Failed RTM_NEWADDR: Operation not permitted" in lines[0]
+    assert len(lines) == 1 and REFUSALS[at].removeprefix("bwrap: ") in lines[0]
 
 
 def test_where_user_namespaces_are_refused_required_refuses_and_names_the_kernel_settings(project: Project, cli,
