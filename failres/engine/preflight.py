@@ -22,6 +22,11 @@ The rule (`judge_at_head`, pure) for "cannot run", in order:
    installed in that interpreter (Python's own "python3: No module named pytest": a gate
    guessed as `python3 -m pytest` on a machine whose python3 has no pytest).
 
+4. in the seat world, a write refused as "Read-only file system": at the head no seat has
+   changed a thing, and the workspace is writable, so what the gate writes into is one of
+   the person's environment directories the world shows read-only (`tox` keeping its logs in
+   `.tox/`) or a place outside: no tree of the task's would run there.
+
 Each of those is the *task's* job, not the environment's, when what it names lies in the
 task's files: a gate that runs `tests/test_new.py`, which the task is to write, fails to
 find it at the head as it should; so does `import pkg.new` when `src/pkg/new.py` is in
@@ -58,6 +63,11 @@ _CANNOT_IMPORT = re.compile(r"ImportError: cannot import name '(\w+)' from (?:pa
 # What Python itself prints when `python -m MODULE` names a module it does not have.
 _NO_RUNNER = re.compile(r"^\S*python[\d.]*: No module named ([\w.]+)", re.MULTILINE)
 _SHELL_NOT_FOUND = re.compile(r"(?:^|: )(\S+?): (?:command )?not found", re.MULTILINE)
+# A write the kernel refused on a read-only mount, as Python, the C library and shells say it.
+_READ_ONLY = re.compile(r"\[Errno 30\] Read-only file system(?:: '([^']*)')?|\bEROFS\b|: Read-only file system\b")
+# Runners that keep their environments in a directory of the checkout, and the options that
+# name one.
+_ENV_RUNNERS = {"tox": (".tox", ("-e", "--env")), "nox": (".nox", ("-s", "--session", "-e", "--sessions"))}
 
 
 @dataclass(frozen=True)
@@ -93,6 +103,8 @@ class HeadRun:
     # no node_modules of its own), so a program missing for that reason is named with its fix.
     checkout_node_bin: frozenset[str] = frozenset()
     pytest_table: str = "tool.pytest.ini_options"  # where the project's pytest settings are (pyproject.toml)
+    in_world: bool = False  # the gate ran in the seat world
+    read_only: tuple[str, ...] = ()  # the person's environment dirs the world shows read-only
 
 
 def is_pytest_gate(argv: Sequence[str]) -> bool:
@@ -134,6 +146,11 @@ def judge_at_head(run: HeadRun, allow: Sequence[str], *, in_scope) -> HeadVerdic
                                         "not executable (exit 126)",
                            f'make it executable (chmod +x), or run it through its interpreter (["bash", "{program}", '
                            f'...]) in {config}')
+    refused = _READ_ONLY.search(run.output) if run.in_world else None
+    if refused is not None:
+        return HeadVerdict(UNAVAILABLE, f"gate {run.gate} cannot run at the integration head: it writes where the "
+                                        f"seat world lets nothing be written ({refused.group(0)})",
+                           _read_only_fix(run))
     runner = _NO_RUNNER.search(run.output)
     if runner is not None and not _modules_in_scope((runner.group(1),), in_scope):
         name = runner.group(1)
@@ -159,6 +176,30 @@ def judge_at_head(run: HeadRun, allow: Sequence[str], *, in_scope) -> HeadVerdic
         return HeadVerdict(UNAVAILABLE, f"gate {run.gate} cannot run at the integration head: "
                                         f"{PYTEST_NO_VERDICT[run.exit_code]} (exit {run.exit_code})", fix)
     return HeadVerdict(RED)
+
+
+def _read_only_fix(run: HeadRun) -> str:
+    """What lets the gate run where the world shows the person's environment dirs read-only.
+
+    tox and nox write into their environment directory (logs, a recreate check) whenever they
+    run, and a world lends that directory read-only, as it lends every environment directory
+    and keeps what a setup made: so the gate is that environment's own interpreter instead,
+    which only reads it."""
+    program = PurePosixPath(run.argv[0]).name if run.argv else ""
+    own = _ENV_RUNNERS.get(program)
+    if own is not None:
+        directory, option = own
+        env = next((b for a, b in zip(run.argv, run.argv[1:]) if a in option), "ENV")
+        src = ', env = { PYTHONPATH = "src" }' if run.src_packages and "src" not in run.pythonpath else ""
+        return (f"{program} writes into {directory}/ whenever it runs, and the seat world shows {directory}/ "
+                f"read-only; run that environment's own interpreter as the gate: [gates.{run.gate}] command = "
+                f'["{directory}/{env}/bin/python", "-m", "pytest", "-q"]{src} (make the environment first, in your '
+                f"checkout: {program} {'-e' if program == 'tox' else '-s'} {env} "
+                f"{'--notest' if program == 'tox' else '--install-only'})")
+    shown = ", ".join(f"{name}/" for name in run.read_only) or "nothing of yours"
+    return (f"the world shows read-only {shown} and everything outside the workspace; make the gate write inside "
+            f"the workspace (its cache or log directory, an option of its own), or leave that directory out of "
+            "[workspace] environment")
 
 
 def setup_failed_verdict(gate: str, what: str) -> HeadVerdict:

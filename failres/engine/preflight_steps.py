@@ -92,6 +92,12 @@ class PreflightSteps(RunContext):
                              "sandbox": _settings(self.config.sandbox), "world": self.world is not None,
                              "environment": environment})
 
+    def lent_read_only(self) -> tuple[str, ...]:
+        """The person's environment dirs the world shows its commands read-only (none without a world)."""
+        from failres.sandbox.environment import environment_dirs
+
+        return environment_dirs(self.config, self.engine.top) if self.world is not None else ()
+
     def recorded_head_verdict(self, key: str) -> dict | None:
         """A preflight of the plan with this key whose verdict holds for this task too, or None."""
         if not self.reuse_head_verdicts:
@@ -137,7 +143,8 @@ class PreflightSteps(RunContext):
                                         checkout_node_bin=checkout_node_bin,
                                         pytest_table=pytest_table(pyproject.read_text(encoding="utf-8",
                                                                                       errors="replace")
-                                                                  if pyproject.is_file() else "")),
+                                                                  if pyproject.is_file() else ""),
+                                        in_world=self.world is not None, read_only=self.lent_read_only()),
                                 self.allow, in_scope=in_scope)
         self.head_scoped = bool(exempted) and verdict.kind == RED
         return verdict
