@@ -112,7 +112,14 @@ def project_gate(top: Path | None, names: tuple[str, ...]):
         return found[program]
 
     return check_gate(guess, names, read, find, lambda python, module: _has_module(find(python), module, top),
-                      packages)
+                      packages, in_world=_judged_in_a_world())
+
+
+def _judged_in_a_world() -> bool:
+    """Whether runs here will judge in the seat world (the mode `init` writes is "auto")."""
+    from failres.sandbox.probe import machine_sandbox
+
+    return machine_sandbox().available
 
 
 def _has_module(python: str | None, module: str, top: Path | None) -> bool:

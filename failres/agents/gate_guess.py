@@ -121,6 +121,8 @@ def _pytest_sets_pythonpath(tool: dict, names: set[str], read: Reader) -> bool:
 
 # Where a checkout's own interpreter usually is, as a path from the repository top.
 VENV_PYTHONS = (".venv/bin/python", "venv/bin/python")
+# Runners that keep their environments in a directory of the checkout.
+_ENV_DIRS = {"tox": ".tox", "nox": ".nox"}
 _TEST_ENV = re.compile(r"(?:^|[-_{,])(?:py(?:py)?[\d{.]*|tests?|unit|pytest)(?:$|[-_},])", re.IGNORECASE)
 _INI_ENVLIST = re.compile(r"^\s*env_?list\s*=\s*(.*(?:\n[ \t]+\S.*)*)", re.MULTILINE | re.IGNORECASE)
 
@@ -175,16 +177,27 @@ def is_test_env(env: str) -> bool:
 
 
 def check_gate(guess: GateGuess, names: Iterable[str], read: Reader, find: Finder, has_module: HasModule,
-               src_packages: Iterable[str] = ()) -> GateChoice:
-    """The guess when it can run here; else a gate that can, or the guess marked as a placeholder."""
+               src_packages: Iterable[str] = (), *, in_world: bool = False) -> GateChoice:
+    """The guess when it can run here; else a gate that can, or the guess marked as a placeholder.
+
+    `in_world`: the runs will judge in the seat world, where tox and nox cannot run (each writes
+    into its environment directory, which the world lends read-only): there a test environment's
+    own interpreter, or the checkout's virtualenv, is the gate."""
     names = set(names)
     python = bool(names & {"pyproject.toml", "setup.py", "setup.cfg", "tox.ini"})
-    venv = _pytest_in(VENV_PYTHONS, find, has_module) if python else None
+    runner = guess.command[0] if guess.command else ""
+    if in_world and runner in _ENV_DIRS:
+        envs = tox_envs(names, read) if runner == "tox" else None
+        own = tuple(f"{_ENV_DIRS[runner]}/{env}/bin/python" for env in envs or ()
+                    if is_test_env(env) and "{" not in env)
+        venv = _pytest_in(own + VENV_PYTHONS, find, has_module) if python else None
+    else:
+        venv = _pytest_in(VENV_PYTHONS, find, has_module) if python else None
     if guess.command == PYTEST and venv is not None:
         # The checkout's own virtualenv is what its people run the tests with; a bare python3
         # would lack the project's dependencies even where it has pytest.
         return GateChoice(replace(guess, command=(venv, *PYTEST[1:]), why=f"{_where(venv)}; {guess.why}"))
-    problem = _why_not(guess, names, read, find, has_module)
+    problem = _why_not(guess, names, read, find, has_module, in_world)
     if problem is None:
         return GateChoice(guess)
     said = f"the gate guessed ({' '.join(guess.command)}: {guess.why or 'the default'}) cannot run here: {problem}"
@@ -215,12 +228,16 @@ def _where(interpreter: str) -> str:
     return f"{interpreter} on PATH has pytest"
 
 
-def _why_not(guess: GateGuess, names: set[str], read: Reader, find: Finder, has_module: HasModule) -> str | None:
+def _why_not(guess: GateGuess, names: set[str], read: Reader, find: Finder, has_module: HasModule,
+             in_world: bool = False) -> str | None:
     from failres.agents.program_path import not_found_detail
 
     program = guess.command[0]
     if find(program) is None:
         return not_found_detail(program)
+    if in_world and program in _ENV_DIRS:
+        return (f"{program} writes into {_ENV_DIRS[program]}/ whenever it runs, which the seat world lends "
+                "read-only")
     module = next((b for a, b in zip(guess.command, guess.command[1:]) if a == "-m"), None)
     if module is not None and not has_module(program, module):
         return f"{program} has no module {module!r}"

@@ -64,7 +64,7 @@ _CANNOT_IMPORT = re.compile(r"ImportError: cannot import name '(\w+)' from (?:pa
 _NO_RUNNER = re.compile(r"^\S*python[\d.]*: No module named ([\w.]+)", re.MULTILINE)
 _SHELL_NOT_FOUND = re.compile(r"(?:^|: )(\S+?): (?:command )?not found", re.MULTILINE)
 # A write the kernel refused on a read-only mount, as Python, the C library and shells say it.
-_READ_ONLY = re.compile(r"\[Errno 30\] Read-only file system(?:: '([^']*)')?|\bEROFS\b|: Read-only file system\b")
+_READ_ONLY = re.compile(r"\[Errno 30\] Read-only file system(?:: '[^']*')?|\bEROFS\b|: Read-only file system\b")
 # Runners that keep their environments in a directory of the checkout, and the options that
 # name one.
 _ENV_RUNNERS = {"tox": (".tox", ("-e", "--env")), "nox": (".nox", ("-s", "--session", "-e", "--sessions"))}

@@ -65,6 +65,19 @@ def test_a_missing_tox_is_replaced_by_the_checkouts_venv_with_pytest_and_said_in
     assert "\n" not in choice.note
 
 
+def test_in_the_seat_world_tox_is_replaced_by_its_test_environments_own_interpreter():
+    """tox writes into .tox/ whenever it runs, and the world lends .tox/ read-only: the gate that
+    runs there is a test environment's own python, which only reads it."""
+    names, read = files(**{"pyproject.toml": "[tool.tox]\nenv_list = ['lint', 'py3.11']\n"})
+    choice = check_gate(TOX, names, read, finder("tox", ".tox/py3.11/bin/python", ".venv/bin/python"),
+                        lambda python, module: module == "pytest", ["pkg"], in_world=True)
+    assert choice.guess.command == (".tox/py3.11/bin/python", "-m", "pytest", "-q")
+    assert dict(choice.guess.env) == {"PYTHONPATH": "src"}
+    assert "tox writes into .tox/ whenever it runs, which the seat world lends read-only" in choice.note
+    without = check_gate(TOX, names, read, finder("tox", ".tox/py3.11/bin/python"), lambda python, module: True)
+    assert without.guess == TOX  # outside the world tox runs as it always did
+
+
 def test_a_tox_without_a_test_environment_is_replaced_too():
     names, read = files(**{"tox.ini": "[tox]\nenvlist = lint, docs\n"})
     choice = check_gate(TOX, names, read, finder("tox", "python3"), lambda python, module: python == "python3")
