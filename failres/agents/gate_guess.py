@@ -121,8 +121,10 @@ def _pytest_sets_pythonpath(tool: dict, names: set[str], read: Reader) -> bool:
 
 # Where a checkout's own interpreter usually is, as a path from the repository top.
 VENV_PYTHONS = (".venv/bin/python", "venv/bin/python")
-# Runners that keep their environments in a directory of the checkout.
-_ENV_DIRS = {"tox": ".tox", "nox": ".nox"}
+# Runners that keep their environments in a directory of the checkout (and write there whenever
+# they run), and the options that name one environment.
+ENV_RUNNERS = {"tox": (".tox", ("-e", "--env")), "nox": (".nox", ("-s", "--session", "-e", "--sessions"))}
+_ENV_DIRS = {runner: directory for runner, (directory, _) in ENV_RUNNERS.items()}
 _TEST_ENV = re.compile(r"(?:^|[-_{,])(?:py(?:py)?[\d{.]*|tests?|unit|pytest)(?:$|[-_},])", re.IGNORECASE)
 _INI_ENVLIST = re.compile(r"^\s*env_?list\s*=\s*(.*(?:\n[ \t]+\S.*)*)", re.MULTILINE | re.IGNORECASE)
 

@@ -40,6 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from failres.agents.gate_guess import ENV_RUNNERS
 from failres.agents.program_path import not_found_fix
 
 GREEN = "green"
@@ -65,9 +66,6 @@ _NO_RUNNER = re.compile(r"^\S*python[\d.]*: No module named ([\w.]+)", re.MULTIL
 _SHELL_NOT_FOUND = re.compile(r"(?:^|: )(\S+?): (?:command )?not found", re.MULTILINE)
 # A write the kernel refused on a read-only mount, as Python, the C library and shells say it.
 _READ_ONLY = re.compile(r"\[Errno 30\] Read-only file system(?:: '[^']*')?|\bEROFS\b|: Read-only file system\b")
-# Runners that keep their environments in a directory of the checkout, and the options that
-# name one.
-_ENV_RUNNERS = {"tox": (".tox", ("-e", "--env")), "nox": (".nox", ("-s", "--session", "-e", "--sessions"))}
 
 
 @dataclass(frozen=True)
@@ -186,7 +184,7 @@ def _read_only_fix(run: HeadRun) -> str:
     and keeps what a setup made: so the gate is that environment's own interpreter instead,
     which only reads it."""
     program = PurePosixPath(run.argv[0]).name if run.argv else ""
-    own = _ENV_RUNNERS.get(program)
+    own = ENV_RUNNERS.get(program)
     if own is not None:
         directory, option = own
         env = next((b for a, b in zip(run.argv, run.argv[1:]) if a in option), "ENV")
