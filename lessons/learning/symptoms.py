@@ -7,7 +7,7 @@ Most real corrections measured on tests/data/interventions/labelled.jsonl carry 
 - that the result does not work, or that the failure is back: ".git/config に反映されない"
   (it is not applied to .git/config), "devreler düzgün çalışmıyor" (the circuits do not
   work properly), "一直还残留上次的" (the last one is still there), "this is the problem
-  we had before". A person asking for new work does not describe a failure of the thing
+  we had before", "再度インストールしようとする" (it tries to install it again). A person asking for new work does not describe a failure of the thing
   just built, so a **breakage** report counts wherever it stands in the person's own
   words, even deep inside a long prompt, where a "do NOT" is the new task's constraint;
 - that what the agent is doing is not needed: "ignore the large file", "无需询问" (no
@@ -51,6 +51,12 @@ _BREAKAGE = re.compile(
     r"\bunacceptable\b|\binaceptable\b|\binakzeptabel\b|\bнедопустимо\b|\bkabul edilemez\b|不可接受|"
     # the failure recurs (the same error, not "the same error type")
     r"\bsame (?:error|problem|issue|bug|failure)\b(?! (?:type|class|code|message|handling|format)s?\b)|\b(?:problem|error|issue|bug) we had (?:before|earlier)\b|"
+    # what was done once is done again: "it tries to install codex again"; an imperative
+    # ("try to run it again") is the next request, so only the third person counts
+    r"\b(?:it|this|that|the \w+)\s+(?:tries|tried|keeps trying|wants|asks) to \w+(?: [\w.-]+){0,3} again\b|"
+    r"\bintenta (?:\w+ ){1,4}(?:de nuevo|otra vez)\b|\bversucht (?:\w+ ){0,4}(?:erneut|wieder)\b|"
+    r"\bснова пытается\b|(?:再度|また|再び|もう一度)[^。？！\n]{0,40}(?:しようと(?:する|します|している|してる)|してしまう|されてしまう)|"
+    r"又(?:要|在|去)?(?:重新|再次)(?:安装|下载|执行|运行|创建|询问)|"
     # Spanish, Portuguese, German, French
     r"\bno (?:funciona|funcionan|funcionó|se aplica|se aplicó|se guarda|se muestra|aparece|arranca|compila|carga)\b|"
     r"\bel mismo (?:error|problema)\b|\bn[aã]o funciona\b|\bo mesmo (?:erro|problema)\b|"

@@ -25,6 +25,12 @@ from lessons.learning.symptoms import answers_back, reports_breakage, says_unnee
     "ログイン画面が表示されない。",
     "设置之后没有生效",
     "旧的进程一直还在",
+    "After the update the script tries to install node again.",
+    "El instalador intenta descargar el paquete otra vez.",
+    "Das Skript versucht die Datenbank erneut anzulegen.",
+    "Скрипт снова пытается создать базу.",
+    "インストール済みなのに、再度インストールしようとする",
+    "启动时又重新安装了一遍依赖",
 ])
 def test_a_report_that_the_work_is_broken_is_recognised_in_each_language(sentence: str) -> None:
     assert reports_breakage(sentence)
@@ -40,6 +46,8 @@ def test_a_report_that_the_work_is_broken_is_recognised_in_each_language(sentenc
     "Please add a retry, even though it should rarely fail.",  # a concession inside a request
     "Use the same error type as in parser.py.",  # the same kind of thing, no failure back
     "Bunu nasıl yapacağımı bilmiyorum, bir örnek yazar mısın?",  # "I don't know how": the person's state
+    "Try to install the package again with --force.",  # an imperative "again" is the next request
+    "Run the migration again on staging.",
 ])
 def test_a_negation_that_reports_nothing_broken_is_no_breakage(sentence: str) -> None:
     assert not reports_breakage(sentence)
