@@ -102,7 +102,7 @@ _CORRECTION_ANYWHERE = re.compile(
     r"\bnot what i\b|\bleave (?:[\w./-]+ ){0,4}alone\b|\bwhy did you\b|\byou forgot\b|\byou (?:broke|missed)\b|"
     r"\bwrong\b|\brevert\b|\bundo\b|\bput it back\b|\bstop (?:doing|using|adding)\b|"
     # Spanish and Portuguese
-    r"\ben vez de\b|\ben lugar de\b|\bem vez de\b|\bao inv[eé]s de\b|\bno (?:uses|hagas|toques|cambies|borres|me expliques)\b|"
+    r"\ben vez de\b|\ben lugar de\b|\bem vez de\b|\bao inv[eé]s de\b|\bno (?:uses|hagas?|toques?|cambies|borres?|me expliques?)\b|"
     r"\bdeber[ií]an?\b|\bdeber[ií]as haber\b|\bdebiste\b|\bdeben? (?:ir|estar|quedar|guardarse|usar)\b|"
     r"\bsolo (?:cambia|modifica|toca|edita)\b|\best[aá] mal\b|"
     r"\bdevem? (?:ficar|estar|ir|usar)\b|\bdeveria\b|\bapenas (?:altere|mude|edite)\b|"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from lessons.learning import directives
 from lessons.learning.asking import asks_advice, is_about_asking, is_question
 from lessons.learning.followups import Followup, classify_followup, directive, gives_rule
 
@@ -131,3 +132,13 @@ def test_a_new_task_that_also_corrects_stays_a_correction() -> None:
 ])
 def test_a_question_is_told_by_its_mark_its_closing_particle_or_an_opening_why(sentence: str, asks: bool) -> None:
     assert is_question(sentence) is asks
+
+
+def test_a_lists_number_stays_with_its_item_so_a_numbered_correction_is_in_the_opening() -> None:
+    """ "1." ends in a full stop but is no sentence: counted as one it pushed the correction
+    out of a prompt's opening."""
+    words = ("A small fix first:\n1. Use pathlib instead of os.path in loader.py.\n2. Keep the public names.\n"
+             "3. Run the tests after it.")
+    assert directives.sentences(words)[:2] == ["A small fix first:", "1. Use pathlib instead of os.path in loader.py."]
+    assert classify_followup(words, "I rewrote the loader.") is Followup.CORRECTION
+    assert directive(words) == "1. Use pathlib instead of os.path in loader.py."
