@@ -76,9 +76,9 @@ def test_the_labelled_set_is_wide_enough_to_measure_by() -> None:
 # that a change which loses ground fails here (docs/transcript-format.md), and never less
 # than the goal where the rules were written (`dev`, all turns).
 FLOORS = {
-    ("dev", "all"): (max(PRECISION_GOAL, 0.98), max(RECALL_GOAL, 0.88)),
+    ("dev", "all"): (max(PRECISION_GOAL, 0.98), max(RECALL_GOAL, 0.86)),
     ("holdout", "all"): (0.96, 0.74),
-    ("dev", "real"): (0.95, 0.74),
+    ("dev", "real"): (0.97, 0.75),
     ("holdout", "real"): (1.00, 0.43),
     ("dev", "claude-code"): (1.00, 0.62),
     ("holdout", "claude-code"): (1.00, 0.50),
