@@ -23,7 +23,8 @@ import re
 # the language ends one so (Chinese 吗/呢, Japanese か/ですか, "...では" for "isn't it ...").
 _QUESTION_END = re.compile(r"(?:[?？]|(?:吗|呢|么|ですか|ますか|でしょうか|では|か))[\s\"'”」)）.。…]*$")
 # ... or opened by "why", which asks even without its mark ("why did you delete the tests").
-_WHY_OPENING = re.compile(r"^(?:why|warum|wieso|pourquoi|por ?qu[eé]|porque|почему|зачем|neden|niye|为什么|为啥|なぜ|どうして)\b",
+# ("porque", unlike "por qué", is "because": it opens a reason, not a question.)
+_WHY_OPENING = re.compile(r"^(?:why|warum|wieso|pourquoi|por qu[eé]|porqué|почему|зачем|neden|niye|为什么|为啥|なぜ|どうして)\b",
                           re.IGNORECASE)
 # A question that asks how, what or where something should be: the modal is the advice
 # asked for ("what should the default be?", "¿cómo debería llamarse?"), not a reproach.

@@ -129,6 +129,8 @@ def test_a_new_task_that_also_corrects_stays_a_correction() -> None:
     ("Why did you remove it", True),
     ("Use the cached value.", False),
     ("不要删除这个文件", False),
+    ("Porque no quiero dependencias nuevas, usa la biblioteca estándar en vez de requests.", False),
+    ("Por qué borraste el archivo", True),
 ])
 def test_a_question_is_told_by_its_mark_its_closing_particle_or_an_opening_why(sentence: str, asks: bool) -> None:
     assert is_question(sentence) is asks
