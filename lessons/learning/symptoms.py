@@ -69,6 +69,10 @@ _BREAKAGE = re.compile(
     r"\b(?:hay )?(?:un|una) (?:\w+ ){0,2}(?:error|bug|fallo) en (?:tu|tus|su|sus)\b|\bFehler in deine[mnr]?\b|"
     r"\bошибк[аи] в тво(?:ём|ем|ей|их)\b|你的(?:代码|修改|补丁)里?有(?:错误|问题|bug)|"
     r"\b(?:i|we)(?:'m| am| are)? (?:get|got|getting|see|saw|seeing) (?:an?|the|this|that|same) (?:\w+ ){0,2}(?:error|exception|404|500)\b|"
+    # ...after trying it ("I tried to build it but got hit with a build error"), not as a wish
+    # ("I want to get an error when the token is missing")
+    r"\b(?:i|we) (?:(?!want|would|should|need|like|expect|must|wish)\w+ ){1,6}?(?:but |and |then )(?:got|ran into|hit)"
+    r"(?: hit with)? (?:an?|the|this|that|same) (?:\w+ ){0,2}(?:error|exception|crash|404|500)s?\b|"
     r"\bj'ai (?:une|cette|la|l'|des) ?(?:\w+ ){0,2}erreurs?\b|\bj'ai toujours (?:ce|cette|le|la|l'|les|une?|des) ?(?:\w+ )?"
     r"(?:message|erreur|problème|bug|souci)s?\b|\b(?:me (?:da|sale)|tengo) (?:un|el|este|ese) error\b|"
     r"\bsigo (?:teniendo|viendo|recibiendo) (?:el|este|ese|la|esta|un|una) (?:mismo )?(?:error|mensaje|problema)\b|"

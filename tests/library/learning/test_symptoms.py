@@ -36,6 +36,8 @@ from lessons.learning.symptoms import answers_back, reports_breakage, says_unnee
     "Hay un error en tu función de login.",
     "Da ist ein Fehler in deinem Patch.",
     "I'm getting a 500 error on the settings page.",
+    "I tried to deploy it but got hit with a permission error.",
+    "We ran the migration and then got an exception on startup.",
     "J'ai une erreur 500 sur la page de contact.",
     "J'ai toujours cette erreur au démarrage.",
     "Sigo teniendo el mismo error con el token.",
@@ -68,6 +70,8 @@ def test_a_report_that_the_work_is_broken_is_recognised_in_each_language(sentenc
     "Une plante verte sur la page d'accueil, s'il te plaît.",
     "Remove the duplicated helper in utils.py.",
     "Log an error when the token is missing.",
+    "I want to see an error when the token is missing.",
+    "I would like the form to show an error and then get a retry button.",
 ])
 def test_a_negation_that_reports_nothing_broken_is_no_breakage(sentence: str) -> None:
     assert not reports_breakage(sentence)
