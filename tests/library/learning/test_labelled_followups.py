@@ -77,9 +77,9 @@ def test_the_labelled_set_is_wide_enough_to_measure_by() -> None:
 # than the goal where the rules were written (`dev`, all turns).
 FLOORS = {
     ("dev", "all"): (max(PRECISION_GOAL, 0.98), max(RECALL_GOAL, 0.86)),
-    ("holdout", "all"): (0.96, 0.74),
+    ("holdout", "all"): (0.96, 0.72),
     ("dev", "real"): (0.97, 0.75),
-    ("holdout", "real"): (1.00, 0.43),
+    ("holdout", "real"): (1.00, 0.44),
     ("dev", "claude-code"): (1.00, 0.62),
     ("holdout", "claude-code"): (1.00, 0.50),
 }
