@@ -292,8 +292,9 @@ def _instructs(sentence: str) -> bool:
     if (_CORRECTION_OPENINGS.match(rest) or _CORRECTION_ANYWHERE.search(rest)
             or symptoms.says_what_not_to_do(rest)):
         return True
-    reports = (symptoms.reports_breakage(rest) or _STILL_BROKEN.search(rest)
-               or symptoms.says_unneeded_or_doubts(rest))
+    # The whole sentence too: the "No" of "No funciona el botón" is the report's own negation.
+    reports = any(symptoms.reports_breakage(said) or _STILL_BROKEN.search(said) or symptoms.says_unneeded_or_doubts(said)
+                  for said in (rest, text))
     return bool(negation) and _has_content(rest) and not reports
 
 

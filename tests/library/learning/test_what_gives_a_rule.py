@@ -22,6 +22,8 @@ from lessons.learning.followups import Followup, classify_followup, directive, g
     "Bu yanlış.",
     "その設定は違う。",
     "No, that's wrong.",
+    "No funciona el botón de guardar.",  # the "No" is the report's own negation, no "no,"
+    "No, it still fails on the second run.",
 ])
 def test_a_verdict_on_the_work_corrects_the_agent_but_gives_no_rule(words: str) -> None:
     assert classify_followup(words, "I changed the date format.") is Followup.CORRECTION
