@@ -78,9 +78,23 @@ def own_words(text: str) -> str:
     return "\n".join(kept).strip()
 
 
+# A list's number ("1.", "2)", "a.") ends in a full stop but is no sentence: it belongs to
+# the item it numbers.
+_ENUMERATOR = re.compile(r"^\(?(?:\d{1,2}|[a-z])[.)]$", re.IGNORECASE)
+
+
 def sentences(text: str) -> list[str]:
-    """The sentences of a person's words, in order, blank ones dropped."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+    """The sentences of a person's words, in order, blank ones dropped, a list's number
+    kept with its item."""
+    found: list[str] = []
+    number = ""
+    for piece in (s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()):
+        if _ENUMERATOR.match(piece):
+            number = f"{number} {piece}".strip()
+            continue
+        found.append(f"{number} {piece}".strip() if number else piece)
+        number = ""
+    return found + ([number] if number else [])
 
 
 def is_courtesy(sentence: str) -> bool:

@@ -23,7 +23,10 @@ one that contradicts or redirects what the agent just did. The rules, in order:
    count, and of a sentence that is itself a prompt's length only its first clause;
    in one opening "next:" or "new task" only the first: a "do NOT" inside the task is
    part of the task. A Japanese 不要 ("unnecessary") in an "if" clause ("不要なら削除して",
-   delete it if unneeded) judges nothing;
+   delete it if unneeded) judges nothing, a question asking how something should be
+   ("how should the path be written?", "应该怎么写") asks for advice (`asking`), and an
+   instruction not to stop and ask that closes a new task ("..., 不要停下来问我") is how
+   that task is to be done, a correction only after an agent that asked;
 5. so is a turn that says, without any such marker, that what was done is broken ("the
    setting is not applied", "çalışmıyor", "一直还残留"), not needed ("ignore the large
    file", "无需询问") or in doubt ("isn't setup.sh overwriting it?"), that the agent hands
@@ -31,6 +34,10 @@ one that contradicts or redirects what the agent just did. The rules, in order:
    against the agent's account (`symptoms`); a breakage counts wherever it stands in
    the person's own words, since a failure is never a constraint of the new task;
 6. anything else is a **request**: the next thing asked for.
+
+Of the corrections, only those that say what to do give a rule (`gives_rule`): a
+report that the work is broken, a verdict ("X is wrong") and a question correct this
+agent and give a later one nothing to follow.
 
 Only corrections become reflections without a model. With a model every follow-up is
 shown to the reflector, which decides (and is told to skip freely).
@@ -42,7 +49,7 @@ import re
 import unicodedata
 from enum import StrEnum
 
-from lessons.learning import directives, symptoms
+from lessons.learning import asking, directives, symptoms
 
 
 class Followup(StrEnum):
@@ -95,7 +102,7 @@ _CORRECTION_ANYWHERE = re.compile(
     r"\bnot what i\b|\bleave (?:[\w./-]+ ){0,4}alone\b|\bwhy did you\b|\byou forgot\b|\byou (?:broke|missed)\b|"
     r"\bwrong\b|\brevert\b|\bundo\b|\bput it back\b|\bstop (?:doing|using|adding)\b|"
     # Spanish and Portuguese
-    r"\ben vez de\b|\ben lugar de\b|\bem vez de\b|\bao inv[eé]s de\b|\bno (?:uses|hagas|toques|cambies|borres|me expliques)\b|"
+    r"\ben vez de\b|\ben lugar de\b|\bem vez de\b|\bao inv[eé]s de\b|\bno (?:uses|hagas?|toques?|cambies|borres?|me expliques?)\b|"
     r"\bdeber[ií]an?\b|\bdeber[ií]as haber\b|\bdebiste\b|\bdeben? (?:ir|estar|quedar|guardarse|usar)\b|"
     r"\bsolo (?:cambia|modifica|toca|edita)\b|\best[aá] mal\b|"
     r"\bdevem? (?:ficar|estar|ir|usar)\b|\bdeveria\b|\bapenas (?:altere|mude|edite)\b|"
@@ -112,7 +119,6 @@ _CORRECTION_ANYWHERE = re.compile(
     r"\bдолж(?:ен|на|но|ны) (?:быть|был[аио]?)\b|\bя же (?:сказал|просил)|\bверни\b|"
     # Turkish
     r"\btam tersi\b|\bolmal[ıi](?:yd[ıi])?\b|\bolmamal[ıi]\b|\byanl[ıi][şs]\b|\byerine\b|\bgeri al\b|"
-    r"\bh[aâ]l[aâ]\b[^.?!\n]{0,40}(?:m[ıiuü]yor|problem|sorun|hata|k[öo]t[üu])|\bkabul edilemez\b|"
     # Chinese and Japanese; a Japanese 不要 ("unnecessary") in an "if" clause judges nothing
     r"不要(?!なら|であれば|な場合|かどうか)|别再|不是这样|不对|错了|应该|而不是|撤销|改回|"
     r"違う|やめて|ではなく|じゃなくて|しないで|必要ない|いらない|べき|元に戻して|하지 마)",
@@ -125,7 +131,24 @@ _STILL_BROKEN = re.compile(
     r"\bwhy\b[^.?!\n]{0,30}\bnot any ?more\b|\bno longer (?:works?|runs?|shows?|starts?)\b|"
     r"\bsigue sin funcionar\b|\bsigue fallando\b|\bainda n[aã]o funciona\b|\bimmer noch nicht\b|"
     r"\bnoch immer nicht\b|\btoujours pas\b|\b(?:вс[её] ещ[её]|до сих пор) не\b|还是不行|还是没|"
+    r"\bh[aâ]l[aâ]\b[^.?!\n]{0,40}(?:m[ıiuü]yor|problem|sorun|hata|k[öo]t[üu])|"
     r"まだ[^。？！\n]{0,20}(?:ない|ません))",
+    re.IGNORECASE,
+)
+# A verdict on the work: that it is wrong, said as a judgement, with nothing said of what
+# right would be. It corrects this agent; it gives a later one nothing to follow.
+_VERDICT = re.compile(
+    r"(?:\b(?:that'?s|this is|it'?s|is|are|was|were|looks?|seems?)\s+(?:(?:all|still|completely|totally|just|"
+    r"clearly)\s+)?(?:wrong|incorrect|not right|broken)\b|\bwrong\b|\bnot what i (?:asked|wanted|meant)(?: for)?\b|"
+    r"\best[aá] mal\b|\b(?:ist )?falsch\b|\bc'est faux\b|\bнеправильно\b|\byanl[ıi][şs](?:t[ıi]r)?\b|"
+    r"\bunacceptable\b|\bkabul edilemez\b|(?:好像|似乎)?(?:弄|搞|写|改)?错了|不对|不是这样(?:的)?|違う|間違って(?:いる|る|います))",
+    re.IGNORECASE,
+)
+# An opening "no," (or "wrong,", "不对不对吧,"): what follows it, if anything, is what to do
+# instead.
+_NEGATION_OPENING = re.compile(
+    r"^(?:(?:(?:no|nope|nah|wrong|non|nein|n[aã]o|нет|hay[ıi]r)\b|不对|不是|错了|違う|ちがう|いや)"
+    r"(?:[\s,.!:;，、。！]|吧|啊|呀)*)+",
     re.IGNORECASE,
 )
 _STRONG = re.compile(r"(?:\bdon'?t\b|\bdo not\b|\bnever\b|\bwrong\b|\brevert\b|\bundo\b|不要(?!なら)|違う|やめて)",
@@ -179,6 +202,8 @@ def is_correction_sentence(sentence: str) -> bool:
 
 def _directs(sentence: str) -> bool:
     text = " ".join(sentence.split())
+    if asking.asks_advice(text) and not _STRONG.search(text):
+        return False  # "how should the path be written here?" wants advice
     return bool(_CORRECTION_OPENINGS.match(text) or _CORRECTION_ANYWHERE.search(text) or _STILL_BROKEN.search(text)
                 or symptoms.says_unneeded_or_doubts(text) or symptoms.answers_back(text))
 
@@ -234,23 +259,54 @@ def classify_followup(words: str, agent_said: str = "") -> Followup:
     if (agent_said and _asked(agent_said) and len(_words(text)) <= ANSWER_WORDS and not _STRONG.search(text)
             and not symptoms.reports_breakage(text)):
         return Followup.ANSWER
-    if _correcting_sentences(words):
+    correcting = _correcting_sentences(words)
+    if correcting and not (_closes_a_task_with_asking(words, correcting) and not _asked(agent_said)):
         return Followup.CORRECTION
     return Followup.REQUEST
 
 
+def _closes_a_task_with_asking(words: str, correcting: list[str]) -> bool:
+    """Whether the only correction in a turn is an instruction not to stop and ask, and the
+    turn asks for work besides: "add the export page, don't stop to ask me" says how the
+    new task is to be done (`asking`). After an agent that asked, it corrects the asking."""
+    if not all(asking.is_about_asking(s) and not is_correction_sentence(asking.without_asking_words(s))
+               for s in correcting):
+        return False
+    mine = [s for s in directives.sentences(directives.own_words(words)) if not directives.is_courtesy(s)]
+    task = " ".join(asking.without_asking_words(s) for s in mine).strip(" ,.;:!，、。")
+    return _has_content(task) and not _all_acknowledgement(task)
+
+
 def _instructs(sentence: str) -> bool:
     """Whether a correcting sentence says what to do or not to do (a marker of redirection,
-    "not needed", a hand-back), rather than only reporting a breakage or answering back
-    with the person's own fact: only such a sentence can be a later agent's rule."""
+    "not needed", a hand-back, or an opening "no," followed by what to do instead), rather
+    than only reporting a breakage, answering back with the person's own fact, judging
+    the work ("X is wrong", "这边好像弄错了") or asking: only such a sentence can be a later
+    agent's rule. A verdict says the work is wrong, not what right is; a question asks."""
     text = " ".join(sentence.split())
-    return bool(_CORRECTION_OPENINGS.match(text) or _CORRECTION_ANYWHERE.search(text)
-                or symptoms.says_what_not_to_do(text))
+    if asking.is_question(text):
+        return False
+    negation = _NEGATION_OPENING.match(text)
+    rest = _VERDICT.sub(" ", text[negation.end():] if negation else text).strip(" ,.;:!")
+    rest = _NEGATION_OPENING.sub("", rest).strip()
+    if (_CORRECTION_OPENINGS.match(rest) or _CORRECTION_ANYWHERE.search(rest)
+            or symptoms.says_what_not_to_do(rest)):
+        return True
+    # The whole sentence too: the "No" of "No funciona el botón" is the report's own negation.
+    reports = any(symptoms.reports_breakage(said) or _STILL_BROKEN.search(said) or symptoms.says_unneeded_or_doubts(said)
+                  for said in (rest, text))
+    return bool(negation) and _has_content(rest) and not reports
+
+
+def _has_content(words: str) -> bool:
+    """Whether words say something: two words, or a few CJK characters."""
+    return len(_words(words)) >= 2 or len(re.findall(r"[\u3040-\u30ff\u4e00-\u9fff]", words)) >= 3
 
 
 def gives_rule(words: str) -> bool:
     """Whether a correction holds a directive a rule can be made of. "the setting is not
-    applied to .git/config" or "but I did add the require" tells this agent its work is wrong,
+    applied to .git/config", "but I did add the require", "this part is wrong" or "why did
+    you delete it?" tells this agent its work is wrong,
     and is kept as a correction, but as a rule for every later agent it would say nothing
     they could follow. A turn recorded as a correction in which these rules find no
     correcting sentence (a model's verdict, an older rule's) is left to its record."""

@@ -7,7 +7,9 @@ Most real corrections measured on tests/data/interventions/labelled.jsonl carry 
 - that the result does not work, or that the failure is back: ".git/config に反映されない"
   (it is not applied to .git/config), "devreler düzgün çalışmıyor" (the circuits do not
   work properly), "一直还残留上次的" (the last one is still there), "this is the problem
-  we had before". A person asking for new work does not describe a failure of the thing
+  we had before", "再度インストールしようとする" (it tries to install it again), an error
+  in the agent's patch or one the person gets ("j'ai une erreur 404 sur /blog"), a crash or
+  a duplicate ("ma config plante sur l'import", "le fichier est en double"). A person asking for new work does not describe a failure of the thing
   just built, so a **breakage** report counts wherever it stands in the person's own
   words, even deep inside a long prompt, where a "do NOT" is the new task's constraint;
 - that what the agent is doing is not needed: "ignore the large file", "无需询问" (no
@@ -16,7 +18,9 @@ Most real corrections measured on tests/data/interventions/labelled.jsonl carry 
   (isn't setup.sh overwriting it?), "do we not have the production orchestration
   system";
 - a verdict on how the agent works: it hands the work back ("do it yourself") or goes
-  round in circles ("you keep adding ...", "Ты зациклился").
+  round in circles ("you keep adding ...", "Ты зациклился", "tu bloques sur ...");
+- that the agent works on the wrong thing: "el contrato está bien, el problema está en la
+  interfaz" (the contract is fine, the problem is in the interface).
 
 Each family is a rule of the language (a negated verb of functioning, a negated need, a
 negative question), never a phrase taken from the set. Pure text functions over one
@@ -51,6 +55,33 @@ _BREAKAGE = re.compile(
     r"\bunacceptable\b|\binaceptable\b|\binakzeptabel\b|\bнедопустимо\b|\bkabul edilemez\b|不可接受|"
     # the failure recurs (the same error, not "the same error type")
     r"\bsame (?:error|problem|issue|bug|failure)\b(?! (?:type|class|code|message|handling|format)s?\b)|\b(?:problem|error|issue|bug) we had (?:before|earlier)\b|"
+    # what was done once is done again: "it tries to install codex again"; an imperative
+    # ("try to run it again") is the next request, so only the third person counts
+    r"\b(?:it|this|that|the \w+)\s+(?:tries|tried|keeps trying|wants|asks) to \w+(?: [\w.-]+){0,3} again\b|"
+    r"\bintenta (?:\w+ ){1,4}(?:de nuevo|otra vez)\b|\bversucht (?:\w+ ){0,4}(?:erneut|wieder)\b|"
+    r"\bснова пытается\b|(?:再度|また|再び|もう一度)[^。？！\n]{0,40}(?:しようと(?:する|します|している|してる)|してしまう|されてしまう)|"
+    r"又(?:要|在|去)?(?:重新|再次)(?:安装|下载|执行|运行|创建|询问)|"
+    # an error in the agent's own work, or one the person now gets or still gets ("il y a une
+    # erreur de syntaxe dans tes derniers patches", "j'ai une erreur 404 sur /blog", "j'ai
+    # toujours ce message"); an error in code the agent did not write is the next task
+    r"\bthere(?:'s| is) an? (?:\w+ ){0,2}(?:error|bug|mistake|typo) in your\b|"
+    r"\b(?:une?|des) (?:\w+ ){0,3}(?:erreurs?|bugs?|fautes?) (?:\w+ ){0,3}dans (?:tes|ton|ta|vos|votre)\b|"
+    r"\b(?:hay )?(?:un|una) (?:\w+ ){0,2}(?:error|bug|fallo) en (?:tu|tus|su|sus)\b|\bFehler in deine[mnr]?\b|"
+    r"\bошибк[аи] в тво(?:ём|ем|ей|их)\b|你的(?:代码|修改|补丁)里?有(?:错误|问题|bug)|"
+    r"\b(?:i|we)(?:'m| am| are)? (?:get|got|getting|see|saw|seeing) (?:an?|the|this|that|same) (?:\w+ ){0,2}(?:error|exception|404|500)\b|"
+    # ...after trying it ("I tried to build it but got hit with a build error"), not as a wish
+    # ("I want to get an error when the token is missing")
+    r"\b(?:i|we) (?:(?!want|would|should|need|like|expect|must|wish)\w+ ){1,6}?(?:but |and |then )(?:got|ran into|hit)"
+    r"(?: hit with)? (?:an?|the|this|that|same) (?:\w+ ){0,2}(?:error|exception|crash|404|500)s?\b|"
+    r"\bj'ai (?:une|cette|la|l'|des) ?(?:\w+ ){0,2}erreurs?\b|\bj'ai toujours (?:ce|cette|le|la|l'|les|une?|des) ?(?:\w+ )?"
+    r"(?:message|erreur|problème|bug|souci)s?\b|\b(?:me (?:da|sale)|tengo) (?:un|el|este|ese) error\b|"
+    r"\bsigo (?:teniendo|viendo|recibiendo) (?:el|este|ese|la|esta|un|una) (?:mismo )?(?:error|mensaje|problema)\b|"
+    r"\bich bekomme (?:einen|den|diesen) (?:\w+ )?Fehler\b|\bу меня (?:ошибка|вылетает)\b|エラーが(?:出る|出ます|出た)|"
+    # it crashes, or comes out twice ("ma config plante sur l'import", "le fichier est en double")
+    r"\b(?:crashes|crashed)\b|\bplante(?:nt)? (?:sur|au|à|quand|lors|dès|avec)\b|\ba planté\b|\bça plante\b|"
+    r"\bse (?:cuelga|cae|rompe)\b|\bst[üu]rzt (?:\w+ ){0,3}ab\b|\bпада(?:ет|ют)\b|崩溃|闪退|"
+    r"\b(?:is|are) (?:now )?duplicated\b|\b(?:est|sont) (?:en double|dupliquée?s?)\b|\best[aá]n? duplicad[oa]s?\b|"
+    r"\bist doppelt\b|\bдублиру(?:ется|ются)\b|重复了|"
     # Spanish, Portuguese, German, French
     r"\bno (?:funciona|funcionan|funcionó|se aplica|se aplicó|se guarda|se muestra|aparece|arranca|compila|carga)\b|"
     r"\bel mismo (?:error|problema)\b|\bn[aã]o funciona\b|\bo mesmo (?:erro|problema)\b|"
@@ -107,7 +138,8 @@ _HANDS_BACK = re.compile(
 )
 # ...or goes round in circles ("Ты зациклился": you are looping), which says only that.
 _LOOPING = re.compile(
-    r"(?:\byou keep (?:\w+ing)\b|\b(?:going|running) (?:round |around )?in circles\b|\bstuck in a loop\b|"
+    r"(?:\byou keep (?:\w+ing)\b|\byou(?:'re| are) stuck\b|\btu bloques\b|\btu es bloqué|\best[aá]s atascado\b|"
+    r"\bты застрял|\bdu h[äa]ngst fest\b|你卡住了|\b(?:going|running) (?:round |around )?in circles\b|\bstuck in a loop\b|"
     r"\bзациклил|\bходишь по кругу\b|\bdöngüye gir|绕圈子|原地打转|堂々巡り)",
     re.IGNORECASE,
 )
@@ -117,6 +149,15 @@ _DOUBT = re.compile(
     r"^(?:don'?t|doesn'?t|didn'?t|haven'?t|hasn'?t|isn'?t|aren'?t|wasn'?t|weren'?t) (?:we|you|it|this|that|there)\b|"
     r"(?:してない|ていない|てない|じゃない|ではない|んじゃない)(?:の|か|ですか)?[？?]|不是[^。？?]{0,30}吗|难道|"
     r"\bразве\b)",
+    re.IGNORECASE,
+)
+
+
+# The agent works on the wrong thing: what it changed is fine, the problem is elsewhere ("el
+# contrato está bien, el problema está en la interfaz").
+_ELSEWHERE = re.compile(
+    r"\b(?:est[aá]|is|es|est|ist)\s+(?:bien|fine|ok|okay|correct[oa]?|richtig|bon)\b[,;.]?\s+(?:(?:but|pero|mais|aber)\s+)?"
+    r"(?:el|the|le|das|la)\s+(?:problema|problem|problème|error|erreur|fehler)\s+(?:est[aá]|is|es|est|liegt|vient)\b",
     re.IGNORECASE,
 )
 
@@ -131,7 +172,8 @@ def says_unneeded_or_doubts(sentence: str) -> bool:
     """Whether a sentence says that what is being done is not needed, doubts it with a
     negative question, or judges how the agent works (hands the work back, loops)."""
     text = sentence.strip()
-    return bool(says_what_not_to_do(text) or _DOUBT.search(text) or _LOOPING.search(text))
+    return bool(says_what_not_to_do(text) or _DOUBT.search(text) or _LOOPING.search(text)
+                or _ELSEWHERE.search(text))
 
 
 def says_what_not_to_do(sentence: str) -> bool:

@@ -25,6 +25,29 @@ from lessons.learning.symptoms import answers_back, reports_breakage, says_unnee
     "ログイン画面が表示されない。",
     "设置之后没有生效",
     "旧的进程一直还在",
+    "After the update the script tries to install node again.",
+    "El instalador intenta descargar el paquete otra vez.",
+    "Das Skript versucht die Datenbank erneut anzulegen.",
+    "Скрипт снова пытается создать базу.",
+    "インストール済みなのに、再度インストールしようとする",
+    "启动时又重新安装了一遍依赖",
+    "There is a typo in your migration, the column name is misspelled.",
+    "Il y a une petite erreur dans ton script de déploiement.",
+    "Hay un error en tu función de login.",
+    "Da ist ein Fehler in deinem Patch.",
+    "I'm getting a 500 error on the settings page.",
+    "I tried to deploy it but got hit with a permission error.",
+    "We ran the migration and then got an exception on startup.",
+    "J'ai une erreur 500 sur la page de contact.",
+    "J'ai toujours cette erreur au démarrage.",
+    "Sigo teniendo el mismo error con el token.",
+    "The worker crashed again at midnight.",
+    "Le serveur plante au démarrage.",
+    "Die App stürzt beim Speichern ab.",
+    "Приложение падает при запуске.",
+    "The header is now duplicated on every page.",
+    "Le menu est en double dans le header.",
+    "El pie de página está duplicado.",
 ])
 def test_a_report_that_the_work_is_broken_is_recognised_in_each_language(sentence: str) -> None:
     assert reports_breakage(sentence)
@@ -40,6 +63,15 @@ def test_a_report_that_the_work_is_broken_is_recognised_in_each_language(sentenc
     "Please add a retry, even though it should rarely fail.",  # a concession inside a request
     "Use the same error type as in parser.py.",  # the same kind of thing, no failure back
     "Bunu nasıl yapacağımı bilmiyorum, bir örnek yazar mısın?",  # "I don't know how": the person's state
+    "Try to install the package again with --force.",  # an imperative "again" is the next request
+    "Run the migration again on staging.",
+    "Fix the crash in the importer.",  # a crash named as the task, not reported of the last work
+    "Add a plant to the garden page.",
+    "Une plante verte sur la page d'accueil, s'il te plaît.",
+    "Remove the duplicated helper in utils.py.",
+    "Log an error when the token is missing.",
+    "I want to see an error when the token is missing.",
+    "I would like the form to show an error and then get a retry button.",
 ])
 def test_a_negation_that_reports_nothing_broken_is_no_breakage(sentence: str) -> None:
     assert not reports_breakage(sentence)
@@ -108,6 +140,9 @@ def test_an_opening_agreement_is_trimmed_from_the_directive() -> None:
     "你自己运行一下测试",
     "自分で確認して",
     "kendin kontrol et",
+    "You're stuck on the indentation of the blocks.",
+    "Tu bloques sur le même import.",
+    "Estás atascado con el mismo archivo.",
 ])
 def test_a_verdict_on_how_the_agent_works_is_recognised(sentence: str) -> None:
     assert says_unneeded_or_doubts(sentence)
@@ -116,3 +151,20 @@ def test_a_verdict_on_how_the_agent_works_is_recognised(sentence: str) -> None:
 @pytest.mark.parametrize("sentence", ["I'll do it myself", "keep the tests green", "сами тесты не трогай"])
 def test_the_person_taking_a_step_or_a_plain_keep_is_no_verdict(sentence: str) -> None:
     assert not says_unneeded_or_doubts(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
+    "The contract is fine, the problem is in the frontend.",
+    "el contrato está bien, el problema está en la interfaz",
+    "Le backend est bon, le problème vient du cache.",
+    "Die Datenbank ist richtig, das Problem liegt im Client.",
+])
+def test_the_work_is_fine_and_the_problem_elsewhere_redirects_the_agent(sentence: str) -> None:
+    assert says_unneeded_or_doubts(sentence)
+    assert classify_followup(sentence, "I rewrote the contract.") is Followup.CORRECTION
+
+
+def test_a_spanish_negative_imperative_in_either_form_corrects() -> None:
+    """"no me expliques" and its formal "no me explique" both tell the agent to stop explaining."""
+    for words in ("no me expliques, edita el código", "no me explique, edite el codigo directamente"):
+        assert classify_followup(words, "Aquí tienes una guía paso a paso.") is Followup.CORRECTION
