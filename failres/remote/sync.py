@@ -58,6 +58,7 @@ import pygit2
 
 from failres.errors import Busy, GitError, UsageError
 from failres.gitops.git import first_error_line, try_git
+from failres.remote.wire import NARROW, refuse_unknown_remote
 from lessons.errors import StoreDamaged
 from lessons.storage.store import Store
 from lessons.failpoints import failpoint
@@ -68,7 +69,6 @@ MAX_PUSH_ATTEMPTS = 8
 BACKOFF_START = 0.05  # seconds; doubled after every lost push, capped below
 BACKOFF_CAP = 2.0
 LOCK_WAIT = 300.0  # seconds a sync waits for another sync of the same repository
-NARROW = ("protocol.version=2",)  # whatever the person's protocol.version: only the refspecs' prefixes are listed
 
 
 class StoreRefused(GitError):
@@ -177,13 +177,7 @@ def _git(top: Path, *args: str, config: tuple[str, ...] = ()):
 
 def check_remote(repo: pygit2.Repository, remote: str) -> None:
     """UsageError unless `remote` names one of the repository's remotes."""
-    if remote.startswith("-") or not remote.strip():
-        msg = f'"{remote}" is not a usable remote name'
-        raise UsageError(msg)
-    if remote not in list(repo.remotes.names()):
-        msg = f'no remote named "{remote}"'
-        hint = "add one with `git remote add NAME URL`, or name one: git failres sync REMOTE"
-        raise UsageError(msg, hint=hint)
+    refuse_unknown_remote(remote, repo.remotes.names())
 
 
 def _remote_store_tip(top: Path, remote: str, ref: str) -> str | None:
