@@ -28,7 +28,7 @@ from failres.gitops.git import first_error_line, try_git
 from failres.landing.gc import Item
 from failres.remote.claims import Claim, claim_ref
 from failres.remote.folded import Record, record_ref, write_record
-from failres.remote.sync import check_remote, push_statuses
+from failres.remote.wire import check_remote, push_statuses
 
 KINDS = ("branch", "claim", "entry")
 
@@ -105,7 +105,7 @@ def collect_remote_garbage(top: Path, store_ref: str, remote: str, *, integratio
     from failres.remote.transport import RemoteClaims, fetch_claims
     from failres.remote.view import fetched_view
 
-    check_remote(pygit2.Repository(str(top)), remote)
+    check_remote(top, remote)
     prefix = f"{branches.rstrip('/')}/"
     # The task branches come in the view's fetch, listed by protocol v2 under their prefix
     # alone; a glob `ls-remote` after it was a second connection that listed every ref.

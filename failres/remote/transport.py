@@ -20,8 +20,6 @@ can answer. Fetches of one repository take turns, between threads and between pr
 
 from __future__ import annotations
 
-import fcntl
-import os
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -31,11 +29,10 @@ import pygit2
 
 from failres.errors import GitError
 from failres.gitops.git import FALLBACK_EMAIL, FALLBACK_NAME, first_error_line, try_git
-from failres.remote.claims import CLAIMS_PREFIX, Claim, claim_ref, parse_claim
-from failres.remote.claims_seen import claim_of_ref, read_claims
-from failres.remote.folded import RECORD_NAME, Record, read_record, record_ref, write_record
-from failres.remote.sync import push_statuses, tip_in_ls_remote
-from failres.remote.wire import DEFAULT_BRANCHES, FETCH_CONFIG, NARROW, repo_turn
+from failres.remote.claims import CLAIMS_PREFIX, Claim, claim_ref
+from failres.remote.claims_seen import read_claims
+from failres.remote.folded import Record, read_record, record_ref, write_record
+from failres.remote.wire import DEFAULT_BRANCHES, FETCH_CONFIG, push_statuses, repo_turn, tip_in_ls_remote
 from lessons.failpoints import failpoint
 
 _FETCH_TURNS = threading.Lock()

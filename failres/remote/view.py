@@ -31,7 +31,7 @@ from failres.gitops.location import locate_repo
 from failres.journal import list_slugs, read_journal
 from failres.remote.claims import CLAIMS_PREFIX, Claim
 from failres.remote.claims_seen import read_claims
-from failres.remote.wire import DEFAULT_BRANCHES, FETCH_CONFIG, refuse_unknown_remote, repo_turn
+from failres.remote.wire import DEFAULT_BRANCHES, FETCH_CONFIG, check_remote, repo_turn
 from lessons.storage.plain_repo import PlainRepository
 from lessons.storage.store_view import StoreView
 
@@ -67,14 +67,6 @@ class _Seen:
 
 def _view_ref(remote: str, kind: str) -> str:
     return f"refs/remotes/{remote}/failres-view/{kind}/"
-
-
-def _remote_names(top: Path) -> list[str]:
-    done = try_git(top, ["remote"])
-    if done.returncode != 0:
-        msg = f"git remote failed: {first_error_line(done.stderr)}"
-        raise GitError(msg)
-    return done.stdout.decode("utf-8", "surrogateescape").split()
 
 
 @contextmanager
@@ -127,7 +119,7 @@ def remote_statuses(top: Path, store_ref: str, remote: str, slug: str | None = N
                     branches: str = DEFAULT_BRANCHES) -> list[dict]:
     """One row per task the remote knows (its journal or its claims), sorted by slug then task;
     `branches`: where the runners push task branches (`[remote] branches`)."""
-    refuse_unknown_remote(remote, _remote_names(top))
+    check_remote(top, remote)
     with fetched_view(top, remote, store_ref, slug, branches) as seen:
         return _rows(seen, slug)
 
@@ -181,12 +173,9 @@ class RemoteCancel:
 
 def cancel_remote(top: Path, remote: str, slug: str, task: str | None) -> list[RemoteCancel]:
     """Mark the claims of `slug/task` (or every held claim of `slug`) cancelled on the remote."""
-    import pygit2
-
-    from failres.remote.sync import check_remote
     from failres.remote.transport import RemoteClaims
 
-    check_remote(pygit2.Repository(str(top)), remote)
+    check_remote(top, remote)
     claims = RemoteClaims(top, remote, slug)
     current = claims.fetch()
     targets = [task] if task else sorted(t for t, c in current.items() if c.state == "held")

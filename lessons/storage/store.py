@@ -21,7 +21,6 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import pygit2
 
@@ -87,16 +86,6 @@ class Store(StoreView):
         except (KeyError, ValueError, pygit2.GitError) as exc:
             msg = f"no store commit {rev}"
             raise NotFound(msg) from exc
-
-    def verify(self, *, ignore_remote: str | None = None) -> None:
-        """Refuse a store that cannot be trusted before anything reads or writes it (see `lessons.storage.guard`).
-
-        `ignore_remote`: a sync with that remote is itself the way back for a lost
-        store, so its remote-tracking copy is not held against it.
-        """
-        from lessons.storage.guard import verify_store
-
-        verify_store(self, ignore_remote=ignore_remote)
 
     # ── writing ──────────────────────────────────────────────────────────
 

@@ -66,6 +66,16 @@ class StoreView:
     def exists(self) -> bool:
         return self.tip() is not None
 
+    def verify(self, *, ignore_remote: str | None = None) -> None:
+        """Refuse a store that cannot be trusted before anything reads or writes it (see `lessons.storage.guard`).
+
+        `ignore_remote`: a sync with that remote is itself the way back for a lost
+        store, so its remote-tracking copy is not held against it.
+        """
+        from lessons.storage.guard import verify_store
+
+        verify_store(self, ignore_remote=ignore_remote)
+
     def commit_at(self, rev: Any = None) -> Any:
         """The tip's commit (None: no store); a store that can be written reads any revision (`Store`)."""
         if rev is not None:
