@@ -187,6 +187,8 @@ class PlainRepository:
         self.references = PlainReferences(self)
         self._env = {k: v for k, v in os.environ.items() if k not in _LOCATING}
         self._env["GIT_DIR"] = self.path
+        # An object is what its id names, as libgit2 reads it: a `refs/replace/` ref must not swap it.
+        self._env["GIT_NO_REPLACE_OBJECTS"] = "1"
         self._batch: subprocess.Popen[bytes] | None = None
         self._objects: dict[str, PlainCommit | PlainTree | PlainBlob | None] = {}
 

@@ -112,3 +112,14 @@ def test_pygit2_objects_and_plain_ones_agree_on_kinds(repo: Path) -> None:
         commit = theirs[written.tip()]
         for oid in (commit.id, commit.tree.id, commit.tree["raw"].id, theirs[commit.tree["raw"].id]["bytes.bin"].id):
             assert plain[str(oid)].type_str == theirs[oid].type_str
+
+
+def test_a_replace_ref_does_not_change_what_an_id_reads_as(repo: Path) -> None:
+    """libgit2 ignores `git replace`; so does the reader through git, or the two would disagree."""
+    written = _filled(repo)
+    other = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, input="swapped\n",
+                           capture_output=True, text=True, check=True).stdout.strip()
+    blob = str(written.files_in(written.tree_at(written.commit_at()), "raw")["bytes.bin"])
+    git(repo, "replace", "-f", blob, other)
+    with PlainRepository(written.common_dir, []) as plain:
+        assert plain[blob].data == bytes(range(256)) * 3
