@@ -8,11 +8,14 @@ store under `journal/<slug>/...`, one file each.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from lessons.frozen import record
 from lessons.errors import InvalidInput
 from lessons.storage.records import Put, new_id, now_ts, read_collection, record_put
-from lessons.storage.store import Store
+
+if TYPE_CHECKING:  # a journal is read over a `StoreView` too, which need not load libgit2
+    from lessons.storage.store import Store
 
 COLLECTION = "journal"
 

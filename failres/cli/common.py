@@ -8,12 +8,16 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-import pygit2
+from typing import TYPE_CHECKING
 
 from failres.config.model import Config, find_repo_top
 from failres.config.loading import load_config
 from failres.inert import inert
-from lessons.storage.store import Store
+
+if TYPE_CHECKING:  # a look at a remote opens neither: it reads through git (`remote.view`)
+    import pygit2
+
+    from lessons.storage.store import Store
 
 
 @dataclass
@@ -25,6 +29,8 @@ class Context:
 
     @cached_property
     def repo(self) -> pygit2.Repository:
+        import pygit2
+
         return pygit2.Repository(str(self.top))
 
     @cached_property
@@ -34,6 +40,8 @@ class Context:
     @cached_property
     def store(self) -> Store:
         """The store, checked before any command trusts it (see `Store.verify`)."""
+        from lessons.storage.store import Store
+
         store = Store(self.repo, self.config.store.ref)
         store.verify()
         return store

@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 
 from failres.cli.common import emit_json, open_context
-from failres.remote.sync import SyncResult, default_remote, sync_store, upstream_remote
+from failres.remote.sync import SyncResult, default_remote, sync_store
+from failres.remote.wire import upstream_remote
 
 # The joins after which the local store holds records it did not hold before the sync.
 _GREW = frozenset({"adopted", "fast-forward", "merged"})
@@ -58,7 +59,7 @@ def sync_command(remote: str | None, json_out: bool) -> None:
     # A bad policy is refused before anything is fetched or written.
     policy = effective_policy_of(config, os.environ).policy
     if remote is None:
-        remote = default_remote(config.integration.remote, upstream_remote(ctx.repo, config.integration.branch))
+        remote = default_remote(config.integration.remote, upstream_remote(ctx.top, config.integration.branch))
     result = sync_store(ctx.top, config.store.ref, remote, snapshots=config.sync.snapshots)
     if result.join in _GREW:
         # A join filled the local store with the remote's records: settle what it filled (the

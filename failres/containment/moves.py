@@ -90,9 +90,9 @@ def install() -> None:
         if _installed:
             return
         _installed = True
-    from lessons.storage import store
+    from lessons.storage.store_view import MOVE_OBSERVERS
 
-    store.MOVE_OBSERVERS.append(_store_moved)
+    MOVE_OBSERVERS.append(_store_moved)
 
 
 def _store_moved(git_dir: Path, ref: str, old: object, new: object) -> None:

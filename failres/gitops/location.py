@@ -8,6 +8,7 @@ worktree (a task's own, for instance) or from any subdirectory.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -58,28 +59,70 @@ def _located_in_process(start: Path) -> RepoPaths | None:
     """The common layout (a `.git` directory, linked worktrees in it) found without starting git.
 
     Every command asks where it is first, and two git processes were a read command's
-    largest wait after Python's own start. git names the main worktree after the shared
-    git dir, less its `/.git`; so does this. Anything else (a submodule, a separate git
-    dir, `core.worktree`, a bare repository, one libgit2 will not open) is git's to answer.
+    largest wait after Python's own start; libgit2 is not loaded for it either, since a
+    look at a remote needs none. git names the main worktree after the shared git dir,
+    less its `/.git`; so does this. Anything else (a submodule, a separate git dir,
+    `core.worktree`, a bare repository, a config that includes others, one owned by
+    someone else, a walk that would cross a file system) is git's to answer.
     """
     if "GIT_DISCOVERY_ACROSS_FILESYSTEM" in os.environ:
         return None
-    import pygit2
-
     try:
-        ceiling = os.environ.get("GIT_CEILING_DIRECTORIES")
-        found = pygit2.discover_repository(str(start), False, *([ceiling] if ceiling is not None else []))
-        if not found:
+        found = _discover_git_dir(os.path.realpath(start))
+        if found is None:
             return None
-        common = Path(os.path.realpath(shared_git_dir(os.path.realpath(found))))
-        if common.name != ".git":
+        common = Path(os.path.realpath(shared_git_dir(found)))
+        if common.name != ".git" or common.stat().st_uid != os.geteuid() or not _plain_config(common):
             return None
-        repo = pygit2.Repository(str(common))
-        if repo.is_bare or "core.worktree" in repo.config:
-            return None
-    except (pygit2.GitError, OSError, ValueError):
+    except (OSError, ValueError, UnicodeDecodeError):
         return None
     return RepoPaths(top=common.parent, common_dir=common)
+
+
+def _is_git_dir(path: str) -> bool:
+    """As git tells one: a HEAD of its own, objects and refs where it shares them (a linked worktree's are the main one's)."""
+    shared = shared_git_dir(path)
+    return (os.path.isfile(os.path.join(path, "HEAD")) and os.path.isdir(shared / "objects")
+            and os.path.isdir(shared / "refs"))
+
+
+def _discover_git_dir(start: str) -> str | None:
+    """The git dir git would find from `start`, walking up as git does: `<dir>/.git` (a directory, or
+    a file saying `gitdir: ...`), else `<dir>` itself; never into a `GIT_CEILING_DIRECTORIES` entry."""
+    ceilings = {os.path.realpath(p) for p in os.environ.get("GIT_CEILING_DIRECTORIES", "").split(os.pathsep) if p}
+    here, device = start, os.stat(start).st_dev
+    while True:
+        dot_git = os.path.join(here, ".git")
+        if os.path.isdir(dot_git):
+            return dot_git if _is_git_dir(dot_git) else None
+        if os.path.isfile(dot_git):
+            with open(dot_git, encoding="utf-8") as pointer:
+                line = pointer.readline().strip()
+            if not line.startswith("gitdir: "):
+                return None
+            target = os.path.realpath(os.path.join(here, line.removeprefix("gitdir: ")))
+            return target if _is_git_dir(target) else None
+        if _is_git_dir(here):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here or parent in ceilings or os.stat(parent).st_dev != device:
+            return None
+        here = parent
+
+
+_BARE_OR_ELSEWHERE = re.compile(r"^\s*(worktree\s*=|bare\s*(=\s*(true|yes|on|1)\s*)?([;#].*)?$)|^\s*\[\s*include",
+                                re.IGNORECASE | re.MULTILINE)
+
+
+def _plain_config(common: Path) -> bool:
+    """Whether the repository's config plainly has its worktree at the git dir's parent: no
+    `worktree` key, no `bare` that is true, nothing included (any of them, in any section, is
+    git's to read)."""
+    try:
+        text = (common / "config").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return True
+    return _BARE_OR_ELSEWHERE.search(text) is None
 
 
 def _located_by_git(start: Path) -> RepoPaths:

@@ -29,11 +29,14 @@ import re
 import time
 from dataclasses import dataclass, field, replace
 
-import pygit2
+from typing import TYPE_CHECKING
 
 from failres.errors import GitError
 from failres.gitops.git import FALLBACK_EMAIL, FALLBACK_NAME
 from failres.remote.claims import CLAIMS_PREFIX, Claim, parse_claim
+
+if TYPE_CHECKING:  # a record is read over a `PlainRepository` too (a look at the remote), written with pygit2
+    import pygit2
 
 RECORD_NAME = "_done"
 LAYOUT = "failres-claims-layout-2"
@@ -43,7 +46,6 @@ _TASK = re.compile(r"[a-z0-9][a-z0-9._-]{0,99}")
 _BUCKET = re.compile(r"[0-9a-f]{2}")
 MAX_ENTRY_BYTES = 4096  # a claim message is a few hundred bytes
 MAX_BUCKET_ENTRIES = 4096  # a million finished tasks in all
-_COMMIT_TYPE = getattr(pygit2, "GIT_OBJECT_COMMIT", None) or pygit2.enums.ObjectType.COMMIT
 
 
 class CorruptRecord(GitError):
@@ -83,7 +85,7 @@ def _refuse(slug: str, what: str) -> CorruptRecord:
 
 def _entry(repo: pygit2.Repository, slug: str, task: str, oid: pygit2.Oid) -> Claim:
     blob = repo.get(oid)
-    if not isinstance(blob, pygit2.Blob) or blob.size > MAX_ENTRY_BYTES:
+    if getattr(blob, "type_str", None) != "blob" or blob.size > MAX_ENTRY_BYTES:
         raise _refuse(slug, f"holds an entry for {task} that is not a small blob")
     try:
         text = blob.data.decode("utf-8")
@@ -100,7 +102,7 @@ def read_record(repo: pygit2.Repository, slug: str, oid: str, known: Record | No
     """The record at commit `oid`; CorruptRecord when it is not of this layout's exact shape.
     `known`: an earlier read, whose unchanged subtrees are not read again."""
     commit = repo.get(oid)
-    if not isinstance(commit, pygit2.Commit):
+    if getattr(commit, "type_str", None) != "commit":
         raise _refuse(slug, "is not a commit")
     encoding = commit.message_encoding or ""
     if encoding != LAYOUT:
@@ -132,6 +134,8 @@ def read_record(repo: pygit2.Repository, slug: str, oid: str, known: Record | No
 
 def write_record(repo: pygit2.Repository, record: Record, folds: list[Claim], drops: tuple[str, ...] = ()) -> str:
     """A new record commit (in the local object store): `record` with `folds` added, `drops` removed."""
+    import pygit2
+
     touched: dict[str, pygit2.TreeBuilder] = {}
 
     def builder(bucket: str) -> pygit2.TreeBuilder:
@@ -157,4 +161,5 @@ def write_record(repo: pygit2.Repository, record: Record, folds: list[Claim], dr
     stamp = f"{FALLBACK_NAME} <{FALLBACK_EMAIL}> {int(time.time())} +0000"
     body = (f"tree {root.write()}\nauthor {stamp}\ncommitter {stamp}\nencoding {LAYOUT}\n\n"
             f"failres claims of {record.slug}: {count} finished tasks\n")
-    return str(repo.odb.write(_COMMIT_TYPE, body.encode()))
+    commit_type = getattr(pygit2, "GIT_OBJECT_COMMIT", None) or pygit2.enums.ObjectType.COMMIT
+    return str(repo.odb.write(commit_type, body.encode()))

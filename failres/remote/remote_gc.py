@@ -28,7 +28,7 @@ from failres.gitops.git import first_error_line, try_git
 from failres.landing.gc import Item
 from failres.remote.claims import Claim, claim_ref
 from failres.remote.folded import Record, record_ref, write_record
-from failres.remote.sync import check_remote, push_statuses
+from failres.remote.wire import check_remote, push_statuses
 
 KINDS = ("branch", "claim", "entry")
 
@@ -103,17 +103,16 @@ def collect_remote_garbage(top: Path, store_ref: str, remote: str, *, integratio
     from failres.engine.state import task_state
     from failres.journal import list_slugs, read_journal
     from failres.remote.transport import RemoteClaims, fetch_claims
-    from failres.remote.view import _fetch_view
+    from failres.remote.view import fetched_view
 
-    check_remote(pygit2.Repository(str(top)), remote)
+    check_remote(top, remote)
     prefix = f"{branches.rstrip('/')}/"
     # The task branches come in the view's fetch, listed by protocol v2 under their prefix
     # alone; a glob `ls-remote` after it was a second connection that listed every ref.
-    seen = _fetch_view(top, remote, store_ref, None, branches)
-    store = seen.store
     landed: set[tuple[str, str]] = set()
-    if store is not None:
-        for slug in list_slugs(store):
+    with fetched_view(top, remote, store_ref, None, branches) as seen:
+        store = seen.store
+        for slug in list_slugs(store) if store is not None else ():
             journal = read_journal(store, slug)
             for task in {str(e.get("task")) for e in journal.events if e.get("task")}:
                 if task_state(journal.for_task(task)) == "landed":

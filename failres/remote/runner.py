@@ -411,10 +411,10 @@ def run_plan_remote(engine: Engine, plan_path, remote: str, *, task_ids: Sequenc
     from failres.engine.entry import require_store
     from failres.engine.plan import load_plan
     from failres.sandbox.before_run import announce_before_run
-    from failres.remote.sync import check_remote
+    from failres.remote.wire import check_remote
 
     plan = load_plan(plan_path, engine.config)
-    check_remote(engine.repo, remote)
+    check_remote(engine.top, remote)
     announce_before_run(engine.config, engine.top)  # refuses mode "required" without a world
     # A fresh clone (a CI job) has no store of its own yet: the remote's is the one to work on.
     sync_store(engine.top, engine.store.ref, remote, snapshots=engine.config.sync.snapshots)

@@ -54,21 +54,29 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pygit2
+from typing import TYPE_CHECKING
 
-from failres.errors import Busy, GitError, UsageError
+from failres.errors import Busy, GitError
 from failres.gitops.git import first_error_line, try_git
+from failres.gitops.location import locate_repo
+from failres.remote.snapshot_refs import (SNAPSHOT_PREFIX, adopt_snapshots, clashing_snapshots, missing_snapshots,
+                                          refs_under)
+from failres.remote.wire import NARROW, check_remote, push_statuses, tip_in_ls_remote, tracking_ref
 from lessons.errors import StoreDamaged
-from lessons.storage.store import Store
 from lessons.failpoints import failpoint
+from lessons.storage.plain_repo import PlainRepository
+from lessons.storage.store_view import StoreView
+
+if TYPE_CHECKING:  # imported where a sync joins or writes: one that finds the remote at its own tip loads none
+    import pygit2
+
+    from lessons.storage.store import Store
 
 SHARED_PREFIX = "refs/failres/"
-SNAPSHOT_PREFIX = "refs/failres/snapshots/"
 MAX_PUSH_ATTEMPTS = 8
 BACKOFF_START = 0.05  # seconds; doubled after every lost push, capped below
 BACKOFF_CAP = 2.0
 LOCK_WAIT = 300.0  # seconds a sync waits for another sync of the same repository
-NARROW = ("protocol.version=2",)  # whatever the person's protocol.version: only the refspecs' prefixes are listed
 
 
 class StoreRefused(GitError):
@@ -117,22 +125,11 @@ def default_remote(configured: str, upstream: str | None) -> str:
     return "origin"
 
 
-def tracking_ref(remote: str, ref: str) -> str:
-    """Where a remote's `refs/X` is kept locally: `refs/remotes/<remote>/X`."""
-    return f"refs/remotes/{remote}/{ref.removeprefix('refs/')}"
-
-
-def _note_fetch(top: Path, remote: str) -> None:
+def _note_fetch(git_dir: Path, remote: str) -> None:
     """A run's tamper check must not take the tracking refs this sync moves for a seat's."""
     from failres.containment import moves
 
-    moves.note_prefix(Path(pygit2.Repository(str(top)).path), f"refs/remotes/{remote}/")
-
-
-def _note_move(git_dir: Path, ref: str, old: str | None, new: str | None) -> None:
-    from failres.containment import moves
-
-    moves.note(git_dir, ref, old, new)
+    moves.note_prefix(git_dir, f"refs/remotes/{remote}/")
 
 
 def fetch_refspecs(remote: str) -> list[str]:
@@ -149,41 +146,10 @@ def backoff_seconds(attempt: int, draw: float) -> float:
     return min(BACKOFF_CAP, BACKOFF_START * (2 ** attempt)) * draw
 
 
-def missing_snapshots(local: dict[str, pygit2.Oid], remote: dict[str, pygit2.Oid]) -> list[str]:
-    """Local snapshot refs (by name under refs/failres/snapshots/) the remote does not have at all."""
-    return sorted(name for name in local if name not in remote)
-
-
-def clashing_snapshots(local: dict[str, pygit2.Oid], remote: dict[str, pygit2.Oid]) -> list[str]:
-    """Snapshot names both sides hold with different commits: each side keeps its own.
-
-    A snapshot is one failing state, named by its lesson; moving the name (even a
-    fast-forward) would take another machine's snapshot away from its lesson.
-    """
-    return sorted(name for name, oid in local.items() if name in remote and remote[name] != oid)
-
-
 # ---- git at the edges ----
-
-def upstream_remote(repo: pygit2.Repository, branch: str) -> str | None:
-    """The remote `branch` pulls from (`branch.<name>.remote`), if it has one."""
-    key = f"branch.{branch}.remote"
-    return repo.config[key] if key in repo.config else None
-
 
 def _git(top: Path, *args: str, config: tuple[str, ...] = ()):
     return try_git(top, list(args), config=config)
-
-
-def check_remote(repo: pygit2.Repository, remote: str) -> None:
-    """UsageError unless `remote` names one of the repository's remotes."""
-    if remote.startswith("-") or not remote.strip():
-        msg = f'"{remote}" is not a usable remote name'
-        raise UsageError(msg)
-    if remote not in list(repo.remotes.names()):
-        msg = f'no remote named "{remote}"'
-        hint = "add one with `git remote add NAME URL`, or name one: git failres sync REMOTE"
-        raise UsageError(msg, hint=hint)
 
 
 def _remote_store_tip(top: Path, remote: str, ref: str) -> str | None:
@@ -195,16 +161,7 @@ def _remote_store_tip(top: Path, remote: str, ref: str) -> str | None:
     return tip_in_ls_remote(done.stdout, ref)
 
 
-def tip_in_ls_remote(listing: bytes, ref: str) -> str | None:
-    """The object `ref` names in the output of `git ls-remote`, or None when it is not there."""
-    for line in listing.decode("utf-8", "replace").splitlines():
-        oid, _, name = line.partition("\t")
-        if name.strip() == ref:
-            return oid.strip()
-    return None
-
-
-def _fetch(top: Path, remote: str, ref: str, snapshots: bool) -> None:
+def _fetch(top: Path, git_dir: Path, remote: str, ref: str, snapshots: bool) -> None:
     """One `git fetch` (one connection to the remote) of the store ref, and the snapshots if asked.
 
     An explicit refspec for a ref the remote lacks fails the whole fetch; only then is the remote
@@ -214,7 +171,7 @@ def _fetch(top: Path, remote: str, ref: str, snapshots: bool) -> None:
     store_spec = None
     if not snapshots or not ref.startswith(SHARED_PREFIX):
         store_spec = f"+{ref}:{tracking_ref(remote, ref)}"
-    _note_fetch(top, remote)
+    _note_fetch(git_dir, remote)
     done = _fetch_specs(top, remote, [*specs, store_spec] if store_spec else specs)
     if done.returncode != 0 and store_spec is not None:
         if _remote_store_tip(top, remote, ref) is None:
@@ -233,41 +190,21 @@ def _fetch_specs(top: Path, remote: str, specs: list[str]) -> subprocess.Complet
     return _git(top, "fetch", "--quiet", "--prune", "--no-tags", "--no-write-fetch-head", remote, *specs, config=NARROW)
 
 
-def _refs_under(repo: pygit2.Repository, prefix: str) -> dict[str, pygit2.Oid]:
-    out: dict[str, pygit2.Oid] = {}
-    for name in repo.references:
-        if name.startswith(prefix):
-            out[name[len(prefix):]] = repo.references[name].target
-    return out
+def _tips(git_dir: Path, *patterns: str) -> dict[str, str]:
+    """name -> commit of the refs matching `patterns` (for-each-ref's: a full name, or a prefix up to a slash)."""
+    with PlainRepository(git_dir, patterns) as plain:
+        return {name: str(ref.target) for name, ref in plain.list_refs().items() if not isinstance(ref.target, str)}
 
 
-def _put_back(repo: pygit2.Repository, prefix: str, before: dict[str, pygit2.Oid]) -> None:
+def _put_back(repo: pygit2.Repository, prefix: str, before: dict[str, str]) -> None:
     """Return the refs under `prefix` to what they were (a refused fetch leaves no trace)."""
-    for name, oid in _refs_under(repo, prefix).items():
-        if name not in before:
+    import pygit2
+
+    for name in refs_under(repo, prefix):
+        if prefix + name not in before:
             repo.references.delete(prefix + name)
     for name, oid in before.items():
-        repo.references.create(prefix + name, oid, force=True)
-
-
-def _adopt_snapshots(repo: pygit2.Repository, remote: str) -> int:
-    """Create local snapshot refs for the remote's that are missing here (names never clash).
-
-    Only refs that name a commit: anything else under the remote's snapshots is not one.
-    """
-    adopted = 0
-    local = _refs_under(repo, SNAPSHOT_PREFIX)
-    for name, oid in _refs_under(repo, tracking_ref(remote, SNAPSHOT_PREFIX)).items():
-        if name in local or not isinstance(repo.get(oid), pygit2.Commit):
-            continue
-        try:
-            _note_move(Path(repo.path), SNAPSHOT_PREFIX + name, None, str(oid))
-            repo.create_reference(SNAPSHOT_PREFIX + name, oid, force=False,
-                                  message=f"failres: sync snapshot from {remote}")
-            adopted += 1
-        except (pygit2.AlreadyExistsError, ValueError, pygit2.GitError):
-            pass  # written meanwhile by this machine: ours stays
-    return adopted
+        repo.references.create(name, pygit2.Oid(hex=oid), force=True)
 
 
 @dataclass(frozen=True)
@@ -310,18 +247,6 @@ def _push(top: Path, remote: str, ref: str, tip: str | None, expected: str | Non
     return _Push(store_ok, reason, len(pushed), rejected)
 
 
-def push_statuses(porcelain: str) -> dict[str, tuple[bool, str]]:
-    """remote ref -> (accepted, git's summary) from `git push --porcelain` output."""
-    out: dict[str, tuple[bool, str]] = {}
-    for line in porcelain.splitlines():
-        parts = line.split("\t")
-        if len(parts) < 3 or len(parts[0]) != 1:
-            continue
-        flag, refs, summary = parts[0], parts[1], parts[2]
-        out[refs.rsplit(":", 1)[-1]] = (flag != "!", summary.strip())
-    return out
-
-
 @contextmanager
 def _sync_lock(common_dir: Path, wait: float = LOCK_WAIT) -> Iterator[None]:
     directory = common_dir / "failres"
@@ -352,11 +277,28 @@ def join_remote(store: Store, theirs: str | None, remote: str) -> tuple[str, str
         # The remote holds this very tip (most syncs): nothing of theirs to check or join.
         return ("none" if theirs is None else "up-to-date"), None
     # Imported here: a look at the remote (`status`, `cancel --remote`) and an unchanged store never join.
+    import pygit2
+
     from lessons.storage.settle import join
 
     kind, landed = join(store, pygit2.Oid(hex=theirs), f"failres: sync {remote}: merge store {theirs[:12]}",
                         name=f"{remote}'s store {store.ref}")
     return kind, str(landed) if landed is not None else None
+
+
+def _verify(top: Path, git_dir: Path, ref: str, remote: str) -> None:
+    """`Store.verify` before a sync, read through git where the store is there and sound (most
+    syncs); anything else (no store, a damaged one) is told by the pygit2 store's own words."""
+    with PlainRepository(git_dir, [ref]) as plain:
+        if ref in plain.references:
+            try:
+                StoreView(plain, ref).verify(ignore_remote=remote)
+                return
+            except (StoreDamaged, OSError):
+                pass
+    from lessons.storage.store import Store
+
+    Store(top, ref).verify(ignore_remote=remote)
 
 
 def sync_store(top: Path, ref: str, remote: str, *, snapshots: bool = False, attempts: int = MAX_PUSH_ATTEMPTS,
@@ -366,23 +308,32 @@ def sync_store(top: Path, ref: str, remote: str, *, snapshots: bool = False, att
 
     `snapshots`: also exchange snapshot refs (`[sync] snapshots`); off, they stay home.
     """
-    repo = pygit2.Repository(str(top))
-    check_remote(repo, remote)
+    git_dir = locate_repo(top).common_dir
+    check_remote(top, remote)
     # A sync with this remote is itself the way back for a store lost here, so only
     # other signs that the local store existed (its reflog, its index) stop it.
-    Store(repo, ref).verify(ignore_remote=remote)
-    common_dir = Path(repo.path)
+    _verify(top, git_dir, ref, remote)
     tracking = tracking_ref(remote, SHARED_PREFIX)
-    with _sync_lock(common_dir):
+    remote_ref = tracking_ref(remote, ref)
+    with _sync_lock(git_dir):
         retries = 0
         fetched_snapshots = pushed_snapshots = 0
         for attempt in range(attempts):
-            seen_before = _refs_under(repo, tracking)
-            _fetch(top, remote, ref, snapshots)
+            seen_before = _tips(git_dir, tracking.rstrip("/"))
+            _fetch(top, git_dir, remote, ref, snapshots)
+            now = _tips(git_dir, ref, remote_ref)
+            theirs = now.get(remote_ref)
+            if not snapshots and theirs is not None and now.get(ref) == theirs:
+                # The remote holds this very tip (most syncs): nothing to join, check or push,
+                # and so nothing that needs libgit2.
+                failpoint("sync")
+                return SyncResult(remote, ref, theirs, "up-to-date", None, theirs, pushed=False, retries=retries)
+            import pygit2
+
+            from lessons.storage.store import Store
+
             # A fresh handle: the fetch wrote refs and packs behind this process's back.
             repo = pygit2.Repository(str(top))
-            remote_ref = tracking_ref(remote, ref)
-            theirs = str(repo.references[remote_ref].target) if remote_ref in repo.references else None
             store = Store(repo, ref)
             try:
                 how, merged = join_remote(store, theirs, remote)
@@ -391,11 +342,11 @@ def sync_store(top: Path, ref: str, remote: str, *, snapshots: bool = False, att
                 hint = "nothing was merged or pushed; the remote's store needs repairing there first"
                 raise StoreDamaged(str(refused), hint=refused.hint or hint) from None
             if snapshots:
-                fetched_snapshots += _adopt_snapshots(repo, remote)
+                fetched_snapshots += adopt_snapshots(repo, remote)
             tip = store.tip()
             local_tip = str(tip) if tip is not None else None
-            ours_snap = _refs_under(repo, SNAPSHOT_PREFIX) if snapshots else {}
-            theirs_snap = _refs_under(repo, tracking_ref(remote, SNAPSHOT_PREFIX)) if snapshots else {}
+            ours_snap = refs_under(repo, SNAPSHOT_PREFIX) if snapshots else {}
+            theirs_snap = refs_under(repo, tracking_ref(remote, SNAPSHOT_PREFIX)) if snapshots else {}
             missing = missing_snapshots(ours_snap, theirs_snap)
             clashes = tuple(clashing_snapshots(ours_snap, theirs_snap))
             failpoint("sync")

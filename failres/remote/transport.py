@@ -20,8 +20,6 @@ can answer. Fetches of one repository take turns, between threads and between pr
 
 from __future__ import annotations
 
-import fcntl
-import os
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -31,46 +29,13 @@ import pygit2
 
 from failres.errors import GitError
 from failres.gitops.git import FALLBACK_EMAIL, FALLBACK_NAME, first_error_line, try_git
-from failres.remote.claims import CLAIMS_PREFIX, Claim, claim_ref, parse_claim
-from failres.remote.folded import RECORD_NAME, Record, read_record, record_ref, write_record
-from failres.remote.sync import NARROW, push_statuses, tip_in_ls_remote
+from failres.remote.claims import CLAIMS_PREFIX, Claim, claim_ref
+from failres.remote.claims_seen import read_claims
+from failres.remote.folded import Record, read_record, record_ref, write_record
+from failres.remote.wire import DEFAULT_BRANCHES, FETCH_CONFIG, push_statuses, repo_turn, tip_in_ls_remote
 from lessons.failpoints import failpoint
 
 _FETCH_TURNS = threading.Lock()
-# Narrow listings whatever the person's own `protocol.version`; no reflog for refs re-read before every use.
-FETCH_CONFIG = (*NARROW, "core.logAllRefUpdates=false")
-DEFAULT_BRANCHES = "refs/heads/failres"
-
-
-def claim_of_ref(repo: pygit2.Repository, name: str, base: str) -> Claim | None:
-    """The claim the fetched copy `name` (`<base><slug>/<task>`) holds; None for a ref or commit that is none."""
-    slug, _, task = name[len(base):].partition("/")
-    commit = repo.get(repo.references[name].target)
-    if not task or "/" in task or not isinstance(commit, pygit2.Commit):
-        return None
-    return parse_claim(slug, task, commit.message, str(commit.id))
-
-
-def read_claims(repo: pygit2.Repository, base: str, prefix: str, known: dict[str, Record] | None = None
-                ) -> tuple[dict[tuple[str, str], Claim], dict[str, Record]]:
-    """(slug, task) -> claim of the fetched copies under `prefix` (`<base>[<slug>/]`), each plan's record
-    of finished tasks read in (a claim ref outranks its task's entry: a task run again is claimed anew),
-    and slug -> that record. CorruptRecord when a record is not one to read."""
-    claims: dict[tuple[str, str], Claim] = {}
-    records: dict[str, Record] = {}
-    for name in repo.references:
-        if not name.startswith(prefix):
-            continue
-        slug, _, task = name[len(base):].partition("/")
-        if task == RECORD_NAME:
-            records[slug] = read_record(repo, slug, str(repo.references[name].target), (known or {}).get(slug))
-            continue
-        claim = claim_of_ref(repo, name, base)
-        if claim is not None:
-            claims[(claim.slug, claim.task)] = claim
-    merged = {(slug, task): claim for slug, record in records.items() for task, claim in record.entries.items()}
-    merged.update(claims)
-    return merged, records
 
 
 class Unreachable(GitError):
@@ -107,20 +72,6 @@ def first_refusal(statuses: dict[str, tuple[bool, str]], refs: list[str], fallba
         return None
     causes = [(ref, reason) for ref, reason in refused if not any(f in reason for f in _ATOMIC_FALLOUT)]
     return (causes or refused)[0]
-
-
-@contextmanager
-def repo_turn(git_dir: Path, name: str):
-    """Processes writing the same tracking refs of one repository take turns (`<git dir>/failres/<name>`):
-    two fetches into them at once would fail on git's ref locks."""
-    directory = git_dir / "failres"
-    directory.mkdir(parents=True, exist_ok=True)
-    fd = os.open(directory / name, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
 
 
 @contextmanager

@@ -18,20 +18,22 @@ and journals `interrupted` (reason `cancel`), and no other runner takes the task
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-import pygit2
-
 from failres.engine import state
 from failres.errors import GitError, UsageError
 from failres.gitops.git import first_error_line, try_git
+from failres.gitops.location import locate_repo
 from failres.journal import list_slugs, read_journal
 from failres.remote.claims import CLAIMS_PREFIX, Claim
-from failres.remote.transport import DEFAULT_BRANCHES, FETCH_CONFIG, read_claims, repo_turn
-from failres.remote.sync import check_remote
-from lessons.storage.store import Store
+from failres.remote.claims_seen import read_claims
+from failres.remote.wire import DEFAULT_BRANCHES, FETCH_CONFIG, check_remote, repo_turn
+from lessons.storage.plain_repo import PlainRepository
+from lessons.storage.store_view import StoreView
 
 CANCEL_ATTEMPTS = 8
 
@@ -59,7 +61,7 @@ class _Seen:
     """What one fetch brought of a remote: its claims, its store (None: it has none), its task branch tips."""
 
     claims: dict[tuple[str, str], Claim]
-    store: Store | None
+    store: StoreView | None
     branches: dict[str, str]  # "slug/task" -> commit
 
 
@@ -67,14 +69,16 @@ def _view_ref(remote: str, kind: str) -> str:
     return f"refs/remotes/{remote}/failres-view/{kind}/"
 
 
-def _fetch_view(top: Path, remote: str, store_ref: str, slug: str | None, task_branches: str) -> _Seen:
+@contextmanager
+def fetched_view(top: Path, remote: str, store_ref: str, slug: str | None, task_branches: str) -> Iterator[_Seen]:
     """The claims of `slug` (or of every plan), the store and the task branches (under
-    `task_branches`, `[remote] branches`), in one `git fetch`.
+    `task_branches`, `[remote] branches`), in one `git fetch`, read in place while the block runs.
 
     Each refspec is a pattern, so a ref the remote lacks (no store yet, no claim, no
     branch) is no error, and `--prune` drops the copy of one that is gone there. The
     store's pattern is its name and a `*`, which matches the name itself; anything else
-    it matches is read past.
+    it matches is read past. What was fetched is read through git (`PlainRepository`):
+    nothing here writes, so nothing needs libgit2.
     """
     plan = f"{slug}/" if slug else ""
     claims_at, branches_at = _view_ref(remote, "claims"), _view_ref(remote, "branches")
@@ -83,21 +87,20 @@ def _fetch_view(top: Path, remote: str, store_ref: str, slug: str | None, task_b
     tracking = f"refs/remotes/{remote}/failres-view/{store_ref.removeprefix('refs/').replace('/', '-')}"
     specs = [f"+{CLAIMS_PREFIX}{plan}*:{claims_at}{plan}*", f"+{store_ref}*:{tracking}*",
              f"+{task_branches.rstrip('/')}/{plan}*:{branches_at}{plan}*"]
-    repo = pygit2.Repository(str(top))
-    with repo_turn(Path(repo.path), "view.flock"):
+    git_dir = locate_repo(top).common_dir
+    with repo_turn(git_dir, "view.flock"):
         done = try_git(top, ["fetch", "--quiet", "--prune", "--no-tags", "--no-write-fetch-head", remote, *specs],
                        config=FETCH_CONFIG)  # protocol v2: only the three prefixes are listed
         if done.returncode != 0:
             msg = f"git fetch {remote} failed: {first_error_line(done.stderr)}"
             raise GitError(msg, hint="check the remote with `git remote -v`")
-        repo = pygit2.Repository(str(top))  # the fetch wrote refs and packs behind the first handle's back
-        claims, _ = read_claims(repo, claims_at, claims_at + plan)  # finished tasks' record read in
-        branches: dict[str, str] = {}
-        for name in repo.references:
-            if name.startswith(branches_at + plan):
-                branches[name[len(branches_at):]] = str(repo.references[name].target)
-        store = Store(repo, tracking) if tracking in repo.references else None
-    return _Seen(claims, store, branches)
+        with PlainRepository(git_dir, [(claims_at + plan).rstrip("/"), (branches_at + plan).rstrip("/"),
+                                       tracking]) as repo:
+            claims, _ = read_claims(repo, claims_at, claims_at + plan)  # finished tasks' record read in
+            branches = {name[len(branches_at):]: str(repo.references[name].target) for name in repo.references
+                        if name.startswith(branches_at + plan)}
+            store = StoreView(repo, tracking) if tracking in repo.references else None
+            yield _Seen(claims, store, branches)
 
 
 def untrusted_claims(claims: dict[tuple[str, str], Claim], branches: dict[str, str]) -> set[tuple[str, str]]:
@@ -116,8 +119,12 @@ def remote_statuses(top: Path, store_ref: str, remote: str, slug: str | None = N
                     branches: str = DEFAULT_BRANCHES) -> list[dict]:
     """One row per task the remote knows (its journal or its claims), sorted by slug then task;
     `branches`: where the runners push task branches (`[remote] branches`)."""
-    check_remote(pygit2.Repository(str(top)), remote)
-    seen = _fetch_view(top, remote, store_ref, slug, branches)
+    check_remote(top, remote)
+    with fetched_view(top, remote, store_ref, slug, branches) as seen:
+        return _rows(seen, slug)
+
+
+def _rows(seen: _Seen, slug: str | None) -> list[dict]:
     claims, store = seen.claims, seen.store
     untrusted = untrusted_claims(claims, seen.branches)
     slugs = {slug} if slug else set(list_slugs(store) if store is not None else []) | {s for s, _ in claims}
@@ -168,7 +175,7 @@ def cancel_remote(top: Path, remote: str, slug: str, task: str | None) -> list[R
     """Mark the claims of `slug/task` (or every held claim of `slug`) cancelled on the remote."""
     from failres.remote.transport import RemoteClaims
 
-    check_remote(pygit2.Repository(str(top)), remote)
+    check_remote(top, remote)
     claims = RemoteClaims(top, remote, slug)
     current = claims.fetch()
     targets = [task] if task else sorted(t for t, c in current.items() if c.state == "held")

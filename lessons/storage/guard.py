@@ -29,12 +29,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pygit2
-
 from lessons.frozen import record
 from lessons.errors import StoreDamaged, StoreMissing
+from lessons.storage.plain_repo import MODE_GITLINK, MODE_TREE
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the guard reads over pygit2's repository or a `PlainRepository` alike
+    import pygit2
+
     from lessons.storage.store import Store
 
 # Collections of records: how many scope directories sit between the collection and
@@ -47,8 +48,9 @@ FILE_DIRECTORIES = frozenset({"rules"})  # directories of plain files a person m
 ARCHIVE = "archive"  # mirrors the collections, path for path
 KNOWN_TOP = frozenset({*SCOPE_LEVELS, *FILE_DIRECTORIES, ARCHIVE})
 
-_TREE = pygit2.GIT_FILEMODE_TREE
-_FILES = (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
+_TREE = MODE_TREE
+_FILES = (0o100644, 0o100755)  # git's modes of a file and of an executable one
+_LINK = 0o120000
 _ZERO = "0" * 40
 
 
@@ -81,9 +83,9 @@ _ROOT = _Shape(named={**_COLLECTIONS, **{name: _FILE_DIR for name in FILE_DIRECT
 
 
 def _entry_problem(path: str, mode: int, want_tree: bool | None) -> str | None:
-    if mode == pygit2.GIT_FILEMODE_COMMIT:
+    if mode == MODE_GITLINK:
         return f"{path} is a submodule link, which a store never holds"
-    if mode == pygit2.GIT_FILEMODE_LINK:
+    if mode == _LINK:
         return f"{path} is a symbolic link, which a store never holds"
     if want_tree is True and mode != _TREE:
         return f"{path} is a file where the store keeps a directory"
@@ -139,11 +141,11 @@ def _walk(repo: pygit2.Repository, tree: pygit2.Tree, base: pygit2.Tree | None, 
         if child is None or depth == 0 or known.get(entry.name) == entry.id:
             continue
         sub = repo.get(entry.id)
-        if not isinstance(sub, pygit2.Tree):
+        if _type(sub) != "tree":
             yield f"{where} is missing from this repository (a partial fetch?)"
             continue
         old = repo.get(known[entry.name]) if entry.name in known else None
-        yield from _walk(repo, sub, old if isinstance(old, pygit2.Tree) else None, child, where, depth - 1)
+        yield from _walk(repo, sub, old if _type(old) == "tree" else None, child, where, depth - 1)
 
 
 def check_store_commit(repo: pygit2.Repository, oid: pygit2.Oid, *, name: str,
@@ -153,7 +155,7 @@ def check_store_commit(repo: pygit2.Repository, oid: pygit2.Oid, *, name: str,
     if obj is None:
         msg = f"{name} points at {str(oid)[:12]}, which is not in this repository"
         raise StoreDamaged(msg)
-    if not isinstance(obj, pygit2.Commit):
+    if _type(obj) != "commit":
         msg = f"{name} points at a {_kind(obj)} ({str(oid)[:12]}), not a store commit"
         raise StoreDamaged(msg, hint=_peel_hint(obj))
     problems = layout_problems(repo, obj.tree, base=base, deep=deep)
@@ -164,12 +166,19 @@ def check_store_commit(repo: pygit2.Repository, oid: pygit2.Oid, *, name: str,
     return obj
 
 
+def _type(obj: object) -> str | None:
+    return getattr(obj, "type_str", None)
+
+
 def _kind(obj: pygit2.Object) -> str:
-    return {pygit2.Blob: "blob", pygit2.Tree: "tree", pygit2.Tag: "tag"}.get(type(obj), "non-commit object")
+    found = _type(obj)
+    return found if found in ("blob", "tree", "tag") else "non-commit object"
 
 
 def _peel_hint(obj: pygit2.Object) -> str | None:
-    if isinstance(obj, pygit2.Tag):
+    if _type(obj) == "tag":
+        import pygit2  # only pygit2's repository gives a tag (a `PlainRepository` reads none)
+
         try:
             return f"the tag names commit {obj.peel(pygit2.Commit).id}; a store ref names a commit directly"
         except (ValueError, pygit2.GitError, KeyError):
@@ -255,14 +264,14 @@ def _remote_traces(store: Store, ignore_remote: str | None) -> list[Trace]:
         if remote == ignore_remote:
             continue
         target = store.repo.references[name].target
-        traces.append(Trace(f"{name} (the copy from {remote})", str(target) if isinstance(target, pygit2.Oid) else None))
+        traces.append(Trace(f"{name} (the copy from {remote})", None if isinstance(target, str) else str(target)))
     return traces
 
 
 def restorable(store: Store, traces: list[Trace]) -> str | None:
     """The newest traced commit still in the object database (gc has not pruned it)."""
     for trace in traces:
-        if trace.commit and isinstance(store.repo.get(trace.commit), pygit2.Commit):
+        if trace.commit and _type(store.repo.get(trace.commit)) == "commit":
             return trace.commit
     return None
 

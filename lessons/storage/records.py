@@ -25,10 +25,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring as _string  # the C encoder json.dumps uses with ensure_ascii=False
 
-import pygit2
+from typing import TYPE_CHECKING
 
 from lessons.errors import CorruptRecord, InvalidInput
-from lessons.storage.store import Change, Store
+from lessons.storage.trees import Change
+
+if TYPE_CHECKING:  # records are read over a `StoreView` too, which need not load libgit2
+    import pygit2
+
+    from lessons.storage.store import Store
 
 _ID = re.compile(r"^[0-9a-f]{16}$")
 _SCOPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")

@@ -21,27 +21,22 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import pygit2
 
 from lessons.storage.bulk import commit_batch  # big batches: one pack through git fast-import
-from lessons.errors import InvalidInput, NotFound, StoreBusy
-from lessons.storage.shared_dir import shared_git_dir
+from lessons.errors import NotFound, StoreBusy
+from lessons.storage.store_view import DEFAULT_REF, MOVE_OBSERVERS, StoreView
 from lessons.storage.trees import Change, apply_change
 from lessons.failpoints import failpoint
 
-__all__ = ["Change", "Store", "entry_id", "store_signature"]
+__all__ = ["DEFAULT_REF", "Change", "Store", "StoreView", "entry_id", "store_signature"]
 
-DEFAULT_REF = "refs/failres/store"
 STORE_NAME = "failres"
 STORE_EMAIL = "failres@localhost"
 STALE_REF_LOCK_SECONDS = 2.0
 MAX_CAS_ATTEMPTS = 200
-MOVE_OBSERVERS: list = []  # each called (git dir, ref, old, new) just before a move, under the ref lock
 
-_TREE = pygit2.GIT_FILEMODE_TREE
-_GITLINK = pygit2.GIT_FILEMODE_COMMIT
 
 
 def store_signature(repo: pygit2.Repository) -> pygit2.Signature:
@@ -61,12 +56,14 @@ def store_signature(repo: pygit2.Repository) -> pygit2.Signature:
 
 
 
-class Store:
-    """One store ref in one repository.
+class Store(StoreView):
+    """One store ref in one repository, read and written.
 
     Not thread-safe (a pygit2 Repository must not be shared between threads);
     any number of processes may use the same store at once.
     """
+
+    unreadable = (pygit2.GitError,)
 
     def __init__(
         self,
@@ -75,130 +72,20 @@ class Store:
         *,
         signature: pygit2.Signature | None = None,
     ) -> None:
-        self.repo = repo if isinstance(repo, pygit2.Repository) else pygit2.Repository(str(repo))
-        self.common_dir = shared_git_dir(self.repo.path)  # where refs, objects, its lock and index live
-        if not ref.startswith("refs/"):
-            msg = f"store ref must start with refs/: {ref!r}"
-            raise InvalidInput(msg)
-        self.ref = ref
+        super().__init__(repo if isinstance(repo, pygit2.Repository) else pygit2.Repository(str(repo)), ref)
         self._signature = signature
 
-    # ── reading ──────────────────────────────────────────────────────────
-
-    def tip(self) -> pygit2.Oid | None:
-        """The store's tip commit; None when the ref does not exist.
-
-        A ref that exists but names no commit (a blob, a tree, a tag, another ref, a
-        file of garbage) is refused with StoreDamaged (see `lessons.storage.guard`): writing on
-        it would bury what it names, and reading it would fail in ways that say nothing.
-        """
-        try:
-            ref = self.repo.references[self.ref]
-        except KeyError:
-            return None
-        except pygit2.GitError as unreadable:
-            from lessons.storage.guard import refused_ref
-
-            raise refused_ref(self, f"cannot be read ({unreadable})") from None
-        target = ref.target
-        if isinstance(target, pygit2.Oid) and isinstance(self.repo.get(target), pygit2.Commit):
-            return target
-        from lessons.storage.guard import refused_ref
-
-        raise refused_ref(self, f"is a symbolic ref to {target}" if isinstance(target, str) else None)
-
-    def exists(self) -> bool:
-        return self.tip() is not None
-
-    def verify(self, *, ignore_remote: str | None = None) -> None:
-        """Refuse a store that cannot be trusted before anything reads or writes it (see `lessons.storage.guard`).
-
-        `ignore_remote`: a sync with that remote is itself the way back for a lost
-        store, so its remote-tracking copy is not held against it.
-        """
-        from lessons.storage.guard import verify_store
-
-        verify_store(self, ignore_remote=ignore_remote)
+    # ── reading (the rest is StoreView's) ────────────────────────────────
 
     def commit_at(self, rev: str | pygit2.Oid | None = None) -> pygit2.Commit | None:
         if rev is None:
-            tip = self.tip()
-            return None if tip is None else self.repo[tip]
+            return super().commit_at()
         try:
             obj = self.repo.revparse_single(str(rev))
             return obj.peel(pygit2.Commit)
         except (KeyError, ValueError, pygit2.GitError) as exc:
             msg = f"no store commit {rev}"
             raise NotFound(msg) from exc
-
-    def tree_at(self, commit: pygit2.Commit | None) -> pygit2.Tree | None:
-        return None if commit is None else commit.tree
-
-    def read_bytes(self, path: str, commit: pygit2.Commit | None = None) -> bytes | None:
-        commit = commit if commit is not None else self.commit_at()
-        if commit is None:
-            return None
-        try:
-            entry = commit.tree[path]
-        except KeyError:
-            return None
-        obj = self.repo[entry.id]
-        return obj.data if isinstance(obj, pygit2.Blob) else None
-
-    def walk(self, prefix: str = "", commit: pygit2.Commit | None = None) -> Iterator[tuple[str, pygit2.Oid]]:
-        """Every file below `prefix` (a directory path, '' for all), in path order."""
-        commit = commit if commit is not None else self.commit_at()
-        if commit is None:
-            return
-        tree: pygit2.Tree = commit.tree
-        if prefix:
-            try:
-                obj = self.repo[tree[prefix.rstrip("/")].id]
-            except KeyError:
-                return
-            if not isinstance(obj, pygit2.Tree):
-                return
-            tree = obj
-        yield from self._walk_tree(tree, prefix.rstrip("/"))
-
-    def _walk_tree(self, tree: pygit2.Tree, base: str) -> Iterator[tuple[str, pygit2.Oid]]:
-        for entry in tree:
-            path = f"{base}/{entry.name}" if base else entry.name
-            if entry.filemode == _TREE:
-                yield from self._walk_tree(self.repo[entry.id], path)
-            elif entry.filemode != _GITLINK:  # a submodule entry names a commit, never a record
-                yield path, entry.id
-
-    def blob(self, oid: pygit2.Oid) -> bytes:
-        """The bytes of a record file; b"" (no reader takes it for a record) for a tree, a commit or nothing."""
-        try:
-            obj = self.repo[oid]
-        except (KeyError, ValueError):
-            return b""
-        return obj.data if isinstance(obj, pygit2.Blob) else b""
-
-    def list_dir(self, path: str, commit: pygit2.Commit | None = None) -> list[str]:
-        """Names directly inside one directory of the store (empty when absent)."""
-        commit = commit if commit is not None else self.commit_at()
-        if commit is None:
-            return []
-        try:
-            obj = self.repo[commit.tree[path].id] if path else commit.tree
-        except KeyError:
-            return []
-        return [e.name for e in obj] if isinstance(obj, pygit2.Tree) else []
-
-    def files_in(self, tree: pygit2.Tree | None, directory: str) -> dict[str, pygit2.Oid]:
-        """name -> blob id of the files directly inside `directory` of `tree` (empty when absent)."""
-        if tree is None or not directory:
-            return {}
-        try:
-            obj = self.repo[tree[directory].id]
-        except KeyError:
-            return {}
-        if not isinstance(obj, pygit2.Tree):
-            return {}
-        return {entry.name: entry.id for entry in obj if entry.filemode not in (_TREE, _GITLINK)}
 
     # ── writing ──────────────────────────────────────────────────────────
 

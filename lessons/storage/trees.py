@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-
-import pygit2
+from typing import TYPE_CHECKING
 
 from lessons.errors import InvalidInput
+from lessons.storage.plain_repo import MODE_TREE as _TREE
 
-_BLOB = pygit2.GIT_FILEMODE_BLOB
-_TREE = pygit2.GIT_FILEMODE_TREE
+if TYPE_CHECKING:  # a change is described by readers too, which need not load libgit2
+    import pygit2
+
+_BLOB = 0o100644  # git's mode of a plain file
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,8 @@ def apply_change(repo: pygit2.Repository, base: pygit2.Tree | None, change: Chan
 
 def _apply_tree(repo: pygit2.Repository, base: pygit2.Tree | None,
                 entries: list[tuple[tuple[str, ...], bytes | pygit2.Oid | None]]) -> pygit2.Oid:
+    from pygit2 import Oid
+
     builder = repo.TreeBuilder(base) if base is not None else repo.TreeBuilder()
     for name, items in _group(entries).items():
         here = [(rest, value) for rest, value in items if not rest]
@@ -72,7 +76,7 @@ def _apply_tree(repo: pygit2.Repository, base: pygit2.Tree | None,
                 if existing is not None and existing.filemode != _TREE:
                     builder.remove(name)
             else:
-                blob = value if isinstance(value, pygit2.Oid) else repo.create_blob(value)
+                blob = value if isinstance(value, Oid) else repo.create_blob(value)
                 builder.insert(name, blob, _BLOB)
             continue
         sub = None

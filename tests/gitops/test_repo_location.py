@@ -104,7 +104,14 @@ def layouts(repo: Path, tmp_path: Path) -> dict[str, Path]:
     git(tmp_path, "init", "-q", str(upstream))
     git(upstream, "commit", "-q", "--allow-empty", "-m", "first")
     git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(upstream), "sub")
-    return {"top": repo, "subdirectory": repo / "src", "inside .git": repo / ".git" / "refs",
+    # A worktree set in a file the config includes: only git reads includes.
+    included = tmp_path / "included"
+    git(tmp_path, "init", "-q", str(included))
+    (tmp_path / "included-files").mkdir()
+    (tmp_path / "worktree.inc").write_text(f"[core]\n\tworktree = {tmp_path / 'included-files'}\n")
+    git(included, "config", "include.path", str(tmp_path / "worktree.inc"))
+    return {"included config": included,
+            "top": repo, "subdirectory": repo / "src", "inside .git": repo / ".git" / "refs",
             "linked worktree": tmp_path / "linked", "a symlink to the top": tmp_path / "through-a-link" / "src",
             "separate git dir": separate, "core.worktree": moved, "submodule": repo / "sub"}
 

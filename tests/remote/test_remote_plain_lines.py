@@ -35,7 +35,7 @@ PROBE = ("import sys, runpy; sys.argv = ['failres', *sys.argv[1:]]\n"
 
 
 # Which of the modules a plain look at the remote has no use for a line that ran loaded.
-UNNEEDED = ("typer", "rich", "pydantic", "_strptime", "hashlib")
+UNNEEDED = ("typer", "rich", "pydantic", "_strptime", "hashlib", "pygit2")
 LOADED = ("import sys, runpy; sys.argv = ['failres', *sys.argv[1:]]\n"
           "try:\n    runpy.run_module('failres', run_name='__main__')\n"
           f"finally:\n    print(sorted(set({UNNEEDED!r}) & set(sys.modules)), file=sys.stderr)")
@@ -194,7 +194,9 @@ def test_a_plain_status_remote_line_answers_what_typer_answers(synced: tuple[Pat
 def test_a_plain_look_at_the_remote_loads_no_module_it_has_no_use_for(synced: tuple[Path, Path],
                                                                        line: tuple[str, ...]) -> None:
     """typer, rich and pydantic serve a person's help and tables, strptime's locale machinery and
-    hashlib a fold: a runner's look at the remote after every task pays none of their imports."""
+    hashlib a fold: a runner's look at the remote after every task pays none of their imports.
+    A look, and a sync that finds the remote at this store's own tip, read what they fetched
+    through git, so they load no libgit2 either, whose import alone cost more than the rest."""
     _, clone = synced
     _claim(clone, "t1")
     _claim(clone, "t2", "committed", commit="c" * 40)
