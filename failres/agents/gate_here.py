@@ -9,6 +9,7 @@ what `init` would write instead of a gate that cannot run is the fix `doctor` na
 
 from __future__ import annotations
 
+import json
 import subprocess
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -83,3 +84,12 @@ class ProjectLook:
         if choice.guess.env:
             return choice.guess
         return replace(choice.guess, env=dict(env or src_layout_env(self.names, self.read, self.packages)))
+
+
+def gate_lines(gate: str, guess: GateGuess) -> str:
+    """The lines, to the word, that put `guess` in the place of gate `gate` in .failres.toml."""
+    lines = f"[gates.{gate}] command = {json.dumps(list(guess.command))}"
+    if guess.env:
+        table = ", ".join(f"{name} = {json.dumps(value)}" for name, value in guess.env.items())
+        lines += f", env = {{ {table} }}"
+    return f"{lines} ({guess.why})" if guess.why else lines

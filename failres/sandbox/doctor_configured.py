@@ -92,7 +92,7 @@ class GateCheck:
 def gate_check(gate, top: Path | None, environ: Mapping[str, str], *, in_world: bool = False) -> GateCheck:
     """The gate judged here as `init` judges the gate it guesses (`agents.gate_here`), with the gate
     init would write in its place as the fix; `in_world`: runs here judge in the seat world."""
-    from failres.agents.gate_here import ProjectLook
+    from failres.agents.gate_here import ProjectLook, gate_lines
 
     program = gate.command[0] if gate.command else ""
     path_env = environ.get("PATH", os.defpath)
@@ -106,18 +106,7 @@ def gate_check(gate, top: Path | None, environ: Mapping[str, str], *, in_world: 
     problem = look.why_gate_cannot_run(gate.command, in_world=in_world) if path is not None else None
     instead = look.gate_instead(gate.command, gate.env, in_world=in_world) if path is None or problem else None
     return GateCheck(gate.name, program, path, templated, setup, setup_path, problem or "",
-                     _gate_lines(gate.name, instead) if instead is not None else "")
-
-
-def _gate_lines(gate: str, guess) -> str:
-    """The lines, to the word, that put `guess` in the place of gate `gate` in .failres.toml."""
-    import json
-
-    lines = f"[gates.{gate}] command = {json.dumps(list(guess.command))}"
-    if guess.env:
-        table = ", ".join(f"{name} = {json.dumps(value)}" for name, value in guess.env.items())
-        lines += f", env = {{ {table} }}"
-    return f"{lines} ({guess.why})" if guess.why else lines
+                     gate_lines(gate.name, instead) if instead is not None else "")
 
 
 def run_health(command: tuple[str, ...], env: Mapping[str, str], environ: Mapping[str, str],
