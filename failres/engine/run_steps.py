@@ -286,10 +286,12 @@ class RunSteps(PreflightSteps):
         self.redirect = None
         if self.world is not None or gate is None or gate.cwd == "repo" or self.workspace_path is None:
             return  # in the world the workspace stands at the checkout's path; a repo gate works there by design
-        from failres.sandbox.environment import environment_dirs
+        from failres.sandbox.environment import environment_dirs, outside_environments
         from failres.sandbox.redirect import plan_redirect
 
-        found = plan_redirect(self.engine.top, self.workspace_path, environment_dirs(self.config, self.engine.top))
+        names = (*environment_dirs(self.config, self.engine.top),
+                 *outside_environments(self.config, self.engine.top, (self.gate_name,)))
+        found = plan_redirect(self.engine.top, self.workspace_path, names)
         self.redirect = found if found.needed else None
 
     def check_redirect(self) -> Failure | None:

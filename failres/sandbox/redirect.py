@@ -67,19 +67,20 @@ class Redirect:
 
 
 def plan_redirect(top: Path, workspace: Path, names: Sequence[str]) -> Redirect:
-    """The redirect for the environment dirs `names` (relative to `top`) onto `workspace`."""
+    """The redirect for the environment dirs `names` (relative to `top`, or absolute: an environment a
+    gate runs from outside the checkout) onto `workspace`."""
     real_top = os.path.realpath(top)
     roots: list[str] = []
     packages: list[str] = []
     interpreters: list[str] = []
     refused: list[PointsIn] = []
-    for found in pointing_into_checkout(top, tuple(names)):
+    found_in = [(found, top / name) for name in names for found in pointing_into_checkout(top, (name,))]
+    for found, env_root in found_in:
         path = top / found.where
         if found.what.startswith("links"):
             refused.append(found)
             continue
-        env_name = Path(found.where).parts[0]
-        python = top / env_name / "bin" / "python"
+        python = env_root / "bin" / "python"
         if python.exists() and str(python) not in interpreters:
             interpreters.append(str(python))
         for checkout_root, names_here in _checkout_roots(path, real_top):
