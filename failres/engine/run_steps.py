@@ -300,7 +300,7 @@ class RunSteps(PreflightSteps):
             return None
         from failres.sandbox.before_run import world_fix
         from failres.sandbox.environment import node_install
-        from failres.sandbox.redirect import canary, refusal_message
+        from failres.sandbox.redirect import canary, code_path_line, refusal_message
 
         world = world_fix(self.config)
         if self.redirect.refused:
@@ -311,7 +311,10 @@ class RunSteps(PreflightSteps):
         gate = self.config.gates[self.gate_name]
         why = canary(self.redirect, env=self.gate_environment(self.values("implement", 1), gate),
                      workspace=self.workspace_path)
-        return None if why is None else Failure(GATE_UNAVAILABLE, refusal_message(self.gate_name, why, world=world))
+        if why is None:
+            return None
+        culprit = code_path_line(self.engine.top, self.redirect.names)
+        return Failure(GATE_UNAVAILABLE, refusal_message(self.gate_name, why, world=world, code_line=culprit))
 
     def commit_green(self) -> TaskOutcome:
         self.step("commit")
