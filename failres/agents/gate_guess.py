@@ -257,6 +257,9 @@ def gate_problem(guess: GateGuess, names: set[str], read: Reader, find: Finder, 
         envs = tox_envs(names, read)
         if envs is not None and not any(is_test_env(env) for env in envs):
             return f"tox's env_list ({', '.join(envs) or 'empty'}) has no environment that runs the tests"
+    if tuple(guess.command[:2]) == ("npm", "test") and "package.json" in names and not _npm_test(read):
+        # npm exits 1 with "Missing script: test" on every tree: red that no fix can turn green.
+        return 'package.json has no "test" script, so npm test fails on every tree'
     return None
 
 
