@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pygit2
 
-from failres.agents.recipes import AGENTS, recipe_toml
+from failres.agents.recipes import AGENTS, gate_toml, recipe_toml
 from failres.config.model import CONFIG_FILE
 from failres.config.loading import parse_config
 from failres.config.schema import read_text_file
@@ -40,6 +40,7 @@ class InitResult:
     session_hooks_changed: bool = False
     gate_note: str = ""  # why the gate written is not the one guessed, or is a placeholder ("" when it runs)
     gate_placeholder: bool = False
+    gate_guessed: bool = False  # a gate guessed from the project was written (not --full, not a kept file)
 
 
 def integration_note(result: InitResult) -> list[str]:
@@ -56,21 +57,31 @@ def integration_note(result: InitResult) -> list[str]:
 
 def starter_config(branch: str, agent: str | None = None, top_level_names: tuple[str, ...] = (),
                    top: Path | None = None, learn_with_agent: bool = False, gate=None) -> str:
-    """The configuration `init` writes: the detected integration branch, the rest commented.
+    """The configuration `init` writes: the detected integration branch, a gate guessed from the
+    project's files and checked to run here (`project_gate`), the rest commented.
 
-    With an agent, its recipe follows (a gate guessed from the project's top-level
-    files and checked to run here, the binding, the seats), so the first `git failres run`
-    works as written; a gate nothing could be found for is marked as a placeholder. With
-    `learn_with_agent`, the agent's print mode as learning's model too.
+    With an agent, its recipe carries that gate, the binding and the seats, so the first
+    `git failres run` works as written; a gate nothing could be found for is marked as a
+    placeholder. With `learn_with_agent`, the agent's print mode as learning's model too.
+    Without `top` (nor a gate), the bare starter.
     """
     template = files("failres").joinpath("data/starter.toml").read_text(encoding="utf-8")
     text = template.replace("{branch}", branch)
-    if agent is None:
+    if agent is None and gate is None and top is None:
         return text
-    heading = f"# ---- written by `git failres init --agent {agent}` ----"
     chosen = gate if gate is not None else project_gate(top, top_level_names)
     comment = f"PLACEHOLDER: {chosen.note}" if chosen.placeholder else chosen.note
-    text = f"{text}\n{heading}\n\n{recipe_toml(agent, chosen.guess.command, chosen.guess.env, comment)}"
+    if agent is None:
+        # No agent named yet, but the judge is the project's all the same: the gate `init --agent`
+        # would write, checked the same way, so `run --dry-run --preflight` shows it judging before
+        # any binding exists (a commented example left the first preflight with nothing to run).
+        if _STARTER_GATE not in text:
+            msg = "the packaged starter configuration has no example gate"
+            raise RuntimeError(msg)
+        text = text.replace(_STARTER_GATE, gate_toml(chosen.guess.command, chosen.guess.env, comment), 1)
+    else:
+        heading = f"# ---- written by `git failres init --agent {agent}` ----"
+        text = f"{text}\n{heading}\n\n{recipe_toml(agent, chosen.guess.command, chosen.guess.env, comment)}"
     generated = _untracked_version_files(top)
     if generated:
         listed = ", ".join(f'"{path}"' for path in generated)
@@ -81,6 +92,15 @@ def starter_config(branch: str, agent: str | None = None, top_level_names: tuple
 
         text += "\n" + learning_toml(agent)
     return text
+
+
+# The example gate of data/starter.toml, which plain `init` replaces with the project's own.
+_STARTER_GATE = """# The judge: a plan task names its gate; the default is the first one.
+# [gates.tests]
+# command = ["python", "-m", "pytest", "-q"]
+# cwd = "worktree"             # "repo" (repository top) or "worktree"
+# timeout = "15m"
+"""
 
 
 def _untracked_version_files(top: Path | None) -> tuple[str, ...]:
@@ -100,19 +120,9 @@ def _untracked_version_files(top: Path | None) -> tuple[str, ...]:
 def project_gate(top: Path | None, names: tuple[str, ...]):
     """The gate guessed from the project at `top` (`agents.gate_guess`), checked to run here (a
     `GateChoice`): its program found by the rule `run` uses, its interpreter holding pytest."""
-    from failres.agents.gate_guess import check_gate
-    from failres.agents.program_path import find_program
+    from failres.agents.gate_here import ProjectLook
 
-    guess, read, packages = _guessed(top, names)
-    found = {}
-
-    def find(program: str) -> str | None:
-        if program not in found:
-            found[program] = find_program(program, top)
-        return found[program]
-
-    return check_gate(guess, names, read, find, lambda python, module: _has_module(find(python), module, top),
-                      packages, in_world=_judged_in_a_world())
+    return ProjectLook.of(top, names).guessed_gate(in_world=_judged_in_a_world())
 
 
 def _judged_in_a_world() -> bool:
@@ -120,38 +130,6 @@ def _judged_in_a_world() -> bool:
     from failres.sandbox.probe import machine_sandbox
 
     return machine_sandbox().available
-
-
-def _has_module(python: str | None, module: str, top: Path | None) -> bool:
-    """Whether that interpreter can import `module` (asked without importing it), run from the top."""
-    import subprocess
-
-    if python is None:
-        return False
-    ask = f"import importlib.util, sys; sys.exit(0 if importlib.util.find_spec({module!r}) else 1)"
-    try:
-        return subprocess.run([python, "-c", ask], cwd=top, stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=30, check=False).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        return False
-
-
-def _guessed(top: Path | None, names: tuple[str, ...]):
-    """The plain guess, the reader of the top's files, and the packages under `src/`."""
-    from failres.agents.gate_guess import guess_gate
-
-    def read(name: str) -> str | None:
-        try:
-            return (top / name).read_text(encoding="utf-8", errors="replace") if top is not None else None
-        except OSError:
-            return None
-
-    src = top / "src" if top is not None else None
-    packages = ()
-    if src is not None and src.is_dir():
-        packages = tuple(p.name.removesuffix(".py") for p in src.iterdir()
-                         if (p / "__init__.py").is_file() or (p.suffix == ".py" and p.is_file()))
-    return guess_gate(names, read, packages), read, packages
 
 
 def check_agent(agent: str | None) -> None:
@@ -177,12 +155,19 @@ def full_config(branch: str) -> str:
     return example.replace(_EXAMPLE_BRANCH, f'branch = "{branch}"', 1)
 
 
-def next_steps(config_name: str, agent: str | None = None, plan_hint: str = "plan.toml") -> tuple[str, ...]:
-    """What a person does after `init`, in order (the first differs when a recipe was written)."""
-    first = (f"check the gate and the {agent} binding init wrote in {config_name} (the gate is a guess from "
-             "your project's files): git failres config show" if agent else
-             f"name your agent and your judge in {config_name}: a [bindings.NAME] with its command, "
-             '[seats] implementer = "NAME", and a [gates.NAME] whose exit 0 means green')
+def next_steps(config_name: str, agent: str | None = None, plan_hint: str = "plan.toml",
+               gate_written: bool = False) -> tuple[str, ...]:
+    """What a person does after `init`, in order (the first differs when a recipe, or only a gate, was written)."""
+    if agent:
+        first = (f"check the gate and the {agent} binding init wrote in {config_name} (the gate is a guess from "
+                 "your project's files): git failres config show")
+    elif gate_written:
+        first = (f"name your agent in {config_name}: a [bindings.NAME] with its command and [seats] implementer = "
+                 '"NAME" (git failres init --force --agent claude|codex|aider writes one that runs), and check '
+                 "the gate init guessed from your project's files, [gates.tests]")
+    else:
+        first = (f"name your agent and your judge in {config_name}: a [bindings.NAME] with its command, "
+                 '[seats] implementer = "NAME", and a [gates.NAME] whose exit 0 means green')
     return (
         first,
         f"write a plan ({plan_hint}: a slug and [[tasks]] with id, prompt and files), then check it: "
@@ -268,9 +253,9 @@ def init_repository(top: Path, *, force: bool = False, hooks: bool = True, agent
             raise UsageError(msg)
         text, source = read_text_file(path, path.name), path.name
     else:
-        names = tuple(sorted(entry.name for entry in top.iterdir())) if agent else ()
+        names = tuple(sorted(entry.name for entry in top.iterdir())) if not full else ()
         branch = current_branch(repo)
-        gate = project_gate(top, names) if agent and not full else None
+        gate = project_gate(top, names) if not full else None
         text = full_config(branch) if full else starter_config(branch, agent, names, top, learn_with_agent, gate)
         source = CONFIG_FILE
     config = parse_config(text, source)  # never write a file we could not load ourselves
@@ -306,7 +291,8 @@ def init_repository(top: Path, *, force: bool = False, hooks: bool = True, agent
     return InitResult(path, not keep, config.store.ref, str(tip), report, problem,
                       taking.remote if taking is not None else None, chosen, others,
                       settings_plan.shown if settings_plan is not None else None, changed,
-                      gate.note if gate is not None else "", bool(gate is not None and gate.placeholder))
+                      gate.note if gate is not None else "", bool(gate is not None and gate.placeholder),
+                      gate is not None)
 
 
 def learning_note(agent: str | None, learning_written: bool) -> str:

@@ -101,9 +101,10 @@ _INI_PYTHONPATH = re.compile(r"^\s*pythonpath\s*=", re.MULTILINE)
 
 def _pytest_sets_pythonpath(tool: dict, names: set[str], read: Reader) -> bool:
     pytest = tool.get("pytest", {})
-    options = pytest.get("ini_options", {}) if isinstance(pytest, dict) else {}
-    if isinstance(options, dict) and options.get("pythonpath"):
-        return True
+    # pytest 9 reads its own `[tool.pytest]` table as well as the older `[tool.pytest.ini_options]`.
+    for table in (pytest, pytest.get("ini_options", {})) if isinstance(pytest, dict) else ():
+        if isinstance(table, dict) and table.get("pythonpath"):
+            return True
     for name in ("pytest.ini", "tox.ini", "setup.cfg"):
         if name in names and _INI_PYTHONPATH.search(read(name) or ""):
             return True
@@ -198,20 +199,28 @@ def check_gate(guess: GateGuess, names: Iterable[str], read: Reader, find: Finde
     if guess.command == PYTEST and venv is not None:
         # The checkout's own virtualenv is what its people run the tests with; a bare python3
         # would lack the project's dependencies even where it has pytest.
-        return GateChoice(replace(guess, command=(venv, *PYTEST[1:]), why=f"{_where(venv)}; {guess.why}"))
-    problem = _why_not(guess, names, read, find, has_module, in_world)
+        return GateChoice(replace(guess, command=(venv, *PYTEST[1:]), why="; ".join(filter(None, (_where(venv), guess.why)))))
+    problem = gate_problem(guess, names, read, find, has_module, in_world)
     if problem is None:
         return GateChoice(guess)
     said = f"the gate guessed ({' '.join(guess.command)}: {guess.why or 'the default'}) cannot run here: {problem}"
     interpreter = venv or (_pytest_in(("python3",), find, has_module) if python else None)
     if interpreter is not None:
-        env = {"PYTHONPATH": "src"} if tuple(src_packages) and not _pytest_sets_pythonpath(
-            _toml(read("pyproject.toml")).get("tool", {}) if "pyproject.toml" in names else {}, names, read) else {}
         command = (interpreter, *PYTEST[1:])
-        return GateChoice(GateGuess(command, env, why=_where(interpreter)),
+        return GateChoice(GateGuess(command, src_layout_env(names, read, src_packages), why=_where(interpreter)),
                           f"{said}; wrote {' '.join(command)} instead ({_where(interpreter)})")
     return GateChoice(guess, f"{said}; nothing found that runs the tests ({_looked(python)}): the gate written is a "
                              "placeholder, replace its command with your project's check", placeholder=True)
+
+
+def src_layout_env(names: Iterable[str], read: Reader, src_packages: Iterable[str]) -> dict[str, str]:
+    """What a pytest gate needs in its environment to import a src layout: `PYTHONPATH=src`, unless
+    the project's pytest configuration sets `pythonpath` itself (or there is no src layout)."""
+    names = set(names)
+    tool = _toml(read("pyproject.toml")).get("tool", {}) if "pyproject.toml" in names else {}
+    if not tuple(src_packages) or _pytest_sets_pythonpath(tool if isinstance(tool, dict) else {}, names, read):
+        return {}
+    return {"PYTHONPATH": "src"}
 
 
 def _looked(python: bool) -> str:
@@ -230,8 +239,9 @@ def _where(interpreter: str) -> str:
     return f"{interpreter} on PATH has pytest"
 
 
-def _why_not(guess: GateGuess, names: set[str], read: Reader, find: Finder, has_module: HasModule,
-             in_world: bool = False) -> str | None:
+def gate_problem(guess: GateGuess, names: set[str], read: Reader, find: Finder, has_module: HasModule,
+                 in_world: bool = False) -> str | None:
+    """Why the gate's command cannot run here, in one clause; None when nothing here stops it."""
     from failres.agents.program_path import not_found_detail
 
     program = guess.command[0]
@@ -247,6 +257,9 @@ def _why_not(guess: GateGuess, names: set[str], read: Reader, find: Finder, has_
         envs = tox_envs(names, read)
         if envs is not None and not any(is_test_env(env) for env in envs):
             return f"tox's env_list ({', '.join(envs) or 'empty'}) has no environment that runs the tests"
+    if tuple(guess.command[:2]) == ("npm", "test") and "package.json" in names and not _npm_test(read):
+        # npm exits 1 with "Missing script: test" on every tree: red that no fix can turn green.
+        return 'package.json has no "test" script, so npm test fails on every tree'
     return None
 
 

@@ -132,6 +132,11 @@ def _gate_lines(gate_command: Sequence[str], gate_env: Mapping[str, str] | None 
     return lines
 
 
+def gate_toml(gate_command: Sequence[str], gate_env: Mapping[str, str] | None = None, comment: str = "") -> str:
+    """The gate alone, as every recipe writes it: what plain `init` (no agent yet) writes too."""
+    return "\n".join(_gate_lines(gate_command, gate_env, comment)) + "\n"
+
+
 def _network_line(agent: str) -> list[str]:
     return [
         "# Inside the seat world only these hosts are reached (through failres's proxy); a local",

@@ -45,7 +45,8 @@ def init(
     ctx = open_context()
     result = init_repository(ctx.top, force=force, hooks=not no_hooks, agent=agent, new_store=new_store,
                              full=full, session_hooks=session_hooks, learn_with_agent=learn_with_agent)
-    steps = next_steps(result.config_path.name, agent if result.wrote_config else None)
+    steps = next_steps(result.config_path.name, agent if result.wrote_config else None,
+                       gate_written=result.gate_guessed)
     readiness = _agent_readiness(agent, ctx.top)
     document = {
         "config": str(result.config_path),

@@ -103,6 +103,9 @@ class HeadRun:
     pytest_table: str = "tool.pytest.ini_options"  # where the project's pytest settings are (pyproject.toml)
     in_world: bool = False  # the gate ran in the seat world
     read_only: tuple[str, ...] = ()  # the person's environment dirs the world shows read-only
+    # The lines of the gate `init` writes here in this one's place (`agents.gate_here`), "" for none:
+    # the fix for a program that is not here, or an interpreter without the module it runs.
+    instead: str = ""
 
 
 def is_pytest_gate(argv: Sequence[str]) -> bool:
@@ -138,7 +141,8 @@ def judge_at_head(run: HeadRun, allow: Sequence[str], *, in_scope) -> HeadVerdic
                                '"install"] without a lockfile) and keep = ["node_modules/"], with [workspace] '
                                "environment = []; or run the gate in the seat world (git failres doctor says why "
                                "there is none)")
-        return HeadVerdict(UNAVAILABLE, cause, f"in {config}: {not_found_fix(missing)}")
+        init_writes = f"; or what init writes here: {run.instead}" if run.instead and missing == program else ""
+        return HeadVerdict(UNAVAILABLE, cause, f"in {config}: {not_found_fix(missing)}{init_writes}")
     if run.exit_code == 126:
         return HeadVerdict(UNAVAILABLE, f"gate {run.gate} cannot run at the integration head: a program it starts is "
                                         "not executable (exit 126)",
@@ -154,8 +158,10 @@ def judge_at_head(run: HeadRun, allow: Sequence[str], *, in_scope) -> HeadVerdic
         name = runner.group(1)
         return HeadVerdict(UNAVAILABLE, f"gate {run.gate} cannot run at the integration head: the interpreter it "
                                         f"starts has no module {name!r} to run (exit {run.exit_code})",
-                           f"install {name.split('.', 1)[0]} into that interpreter, or name one that has it "
-                           f"(a virtualenv's bin/python) in {config}")
+                           (f"{run.instead}; or install {name.split('.', 1)[0]} into that interpreter"
+                            if run.instead else
+                            f"install {name.split('.', 1)[0]} into that interpreter, or name one that has it "
+                            f"(a virtualenv's bin/python) in {config}"))
     pytest = is_pytest_gate(run.argv) or bool(_PYTEST_WORDS.search(run.output))
     modules = unimportable_modules(run.output)
     if modules and not _modules_in_scope(modules, in_scope):
@@ -204,6 +210,12 @@ def setup_failed_verdict(gate: str, what: str) -> HeadVerdict:
     """A setup that failed: nothing the gate says afterwards would be about the task."""
     return HeadVerdict(UNAVAILABLE, f"gate {gate}'s setup {what}",
                        f"run [gates.{gate}] setup by hand in a fresh clone of the integration head and fix it")
+
+
+def no_runner_module(output: str) -> str | None:
+    """The module Python said a `python -m MODULE` gate's interpreter does not have, or None."""
+    found = _NO_RUNNER.search(output)
+    return found.group(1) if found else None
 
 
 def _missing_program(output: str) -> str | None:

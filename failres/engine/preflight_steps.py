@@ -144,10 +144,23 @@ class PreflightSteps(RunContext):
                                         pytest_table=pytest_table(pyproject.read_text(encoding="utf-8",
                                                                                       errors="replace")
                                                                   if pyproject.is_file() else ""),
-                                        in_world=self.world is not None, read_only=self.lent_read_only()),
+                                        in_world=self.world is not None, read_only=self.lent_read_only(),
+                                        instead=self.gate_init_writes(gate, result)),
                                 self.allow, in_scope=in_scope)
         self.head_scoped = bool(exempted) and verdict.kind == RED
         return verdict
+
+    def gate_init_writes(self, gate, result) -> str:
+        """The lines of the gate `init` writes here instead of this one, asked only of a gate whose
+        program was not found or whose interpreter lacks the module it runs (it starts interpreters)."""
+        from failres.engine.preflight import no_runner_module
+
+        if not (result.not_found or result.exit_code == 127 or no_runner_module(result.text)):
+            return ""
+        from failres.agents.gate_here import ProjectLook, gate_lines
+
+        instead = ProjectLook.of(self.engine.top).gate_instead(gate.command, gate.env, in_world=self.world is not None)
+        return gate_lines(gate.name, instead) if instead is not None else ""
 
     def run_preflight(self) -> Failure | None:
         """The gate once at the integration head, before the first dispatch, unless a verdict that

@@ -286,10 +286,12 @@ class RunSteps(PreflightSteps):
         self.redirect = None
         if self.world is not None or gate is None or gate.cwd == "repo" or self.workspace_path is None:
             return  # in the world the workspace stands at the checkout's path; a repo gate works there by design
-        from failres.sandbox.environment import environment_dirs
+        from failres.sandbox.environment import environment_dirs, outside_environments
         from failres.sandbox.redirect import plan_redirect
 
-        found = plan_redirect(self.engine.top, self.workspace_path, environment_dirs(self.config, self.engine.top))
+        names = (*environment_dirs(self.config, self.engine.top),
+                 *outside_environments(self.config, self.engine.top, (self.gate_name,)))
+        found = plan_redirect(self.engine.top, self.workspace_path, names)
         self.redirect = found if found.needed else None
 
     def check_redirect(self) -> Failure | None:
@@ -298,7 +300,7 @@ class RunSteps(PreflightSteps):
             return None
         from failres.sandbox.before_run import world_fix
         from failres.sandbox.environment import node_install
-        from failres.sandbox.redirect import canary, refusal_message
+        from failres.sandbox.redirect import canary, code_path_line, refusal_message
 
         world = world_fix(self.config)
         if self.redirect.refused:
@@ -309,7 +311,10 @@ class RunSteps(PreflightSteps):
         gate = self.config.gates[self.gate_name]
         why = canary(self.redirect, env=self.gate_environment(self.values("implement", 1), gate),
                      workspace=self.workspace_path)
-        return None if why is None else Failure(GATE_UNAVAILABLE, refusal_message(self.gate_name, why, world=world))
+        if why is None:
+            return None
+        culprit = code_path_line(self.engine.top, self.redirect.names)
+        return Failure(GATE_UNAVAILABLE, refusal_message(self.gate_name, why, world=world, code_line=culprit))
 
     def commit_green(self) -> TaskOutcome:
         self.step("commit")

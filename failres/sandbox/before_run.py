@@ -15,7 +15,7 @@ import logging
 from pathlib import Path
 
 from failres.config.model import Config
-from failres.sandbox.environment import environment_dirs, fix_advice, pointing_into_checkout
+from failres.sandbox.environment import environment_dirs, fix_advice, outside_environments, pointing_into_checkout
 from failres.sandbox.probe import machine_sandbox
 from failres.sandbox.world import world_wanted
 
@@ -34,7 +34,7 @@ def notices_before_run(config: Config, top: Path) -> list[str]:
         lines.append(f"no seat world on this machine ({found.why}): seats and gates run as plain processes, "
                      "and the tamper check is the only wall; see `git failres doctor`")
     world = world_fix(config)
-    found_in = pointing_into_checkout(top, environment_dirs(config, top))
+    found_in = pointing_into_checkout(top, (*environment_dirs(config, top), *outside_environments(config, top)))
     if found_in:
         named = "; ".join(f"{p.where} {p.what}" for p in found_in[:_SHOWN])
         more = f" (and {len(found_in) - _SHOWN} more)" if len(found_in) > _SHOWN else ""

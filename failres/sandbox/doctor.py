@@ -107,11 +107,31 @@ def doctor_report(config: Config | None, environ: Mapping[str, str], top: Path |
     if config is None:
         checks.append(Check("config", True, "not in a repository with .failres.toml: no agents to check "
                             "(`git failres init --agent claude|codex|aider` writes one)"))
+    checks += configured_absences(config)
     agents = tuple(_agent_check(name, binding.command, binding.env, environ, top, binding.health)
                    for name, binding in (config.bindings.items() if config is not None else ()))
     checks += [replace(check, needed=required) for check in apparmor_userns_checks(found, read_apparmor_userns())]
-    gates = tuple(gate_check(gate, top, environ) for gate in (config.gates.values() if config is not None else ()))
+    in_world = found.available and config is not None and config.sandbox.mode != "off"
+    gates = tuple(gate_check(gate, top, environ, in_world=in_world)
+                  for gate in (config.gates.values() if config is not None else ()))
     return DoctorReport(tuple(checks), agents, found.as_json(), git_version or "", python_version, gates)
+
+
+def configured_absences(config: Config | None) -> list[Check]:
+    """A "no" for what a run needs and the configuration does not name: a plan whose tasks carry
+    no exact patch refuses to start without an implementer seat, and nothing judges without a gate."""
+    if config is None:
+        return []
+    found = []
+    if not config.seats.implementer:
+        found.append(Check("seats", False, "no implementer seat is configured: nothing would make the change",
+                           'a [bindings.NAME] with its command and [seats] implementer = "NAME" (git failres init '
+                           "--force --agent claude|codex|aider writes one that runs)"))
+    if not config.gates:
+        found.append(Check("gates", False, "no gate is configured: nothing would judge the tasks",
+                           "a [gates.NAME] whose exit 0 means green (git failres init --force guesses one from "
+                           "your project's files)"))
+    return found
 
 
 def _git_version() -> str | None:

@@ -61,35 +61,52 @@ class GateCheck:
     templated: bool = False
     setup_program: str = ""
     setup_path: str | None = None
+    problem: str = ""  # found, and still cannot run here (init's words: no pytest in it, tox without a test env)
+    instead: str = ""  # the lines init writes here in place of this gate ("" when it has none to offer)
 
     @property
     def runs(self) -> bool:
         setup_found = not self.setup_program or self.setup_path is not None or is_templated(self.setup_program)
-        return (self.templated or self.path is not None) and setup_found
+        return (self.templated or self.path is not None) and setup_found and not self.problem
 
     def line(self) -> Check:
         name = f"gate {self.gate}"
+        init_writes = f"; or what init writes here: {self.instead}" if self.instead else ""
+        if self.problem:
+            fix = self.instead or f"in [gates.{self.gate}]: name a command that runs the tests here"
+            return Check(name, False, f"cannot run: {self.problem}", fix)
         if not self.runs:
             missing = self.program if not self.templated and self.path is None else self.setup_program
             what = "its program" if missing == self.program else "its setup's program"
             return Check(name, False, f"cannot run: {what} {not_found_detail(missing)}",
-                         f"in [gates.{self.gate}]: {not_found_fix(missing)}")
+                         f"in [gates.{self.gate}]: {not_found_fix(missing)}{init_writes}")
         where = "is found when the run fills its placeholders" if self.templated else f"found: {self.path}"
         return Check(name, True, f'runs: "{self.program}" {where} (not run here; git failres run PLAN '
                                  "--dry-run --preflight runs it at the integration head)")
 
     def as_json(self) -> dict:
-        return {"gate": self.gate, "program": self.program, "path": self.path, "runs": self.runs}
+        return {"gate": self.gate, "program": self.program, "path": self.path, "runs": self.runs,
+                "problem": self.problem or None, "instead": self.instead or None}
 
 
-def gate_check(gate, top: Path | None, environ: Mapping[str, str]) -> GateCheck:
+def gate_check(gate, top: Path | None, environ: Mapping[str, str], *, in_world: bool = False) -> GateCheck:
+    """The gate judged here as `init` judges the gate it guesses (`agents.gate_here`), with the gate
+    init would write in its place as the fix; `in_world`: runs here judge in the seat world."""
+    from failres.agents.gate_here import ProjectLook, gate_lines
+
     program = gate.command[0] if gate.command else ""
     path_env = environ.get("PATH", os.defpath)
     templated = is_templated(program)
     path = None if templated else find_program(program, top, path_env)
     setup = gate.setup[0] if gate.setup else ""
     setup_path = find_program(setup, top, path_env) if setup and not is_templated(setup) else None
-    return GateCheck(gate.name, program, path, templated, setup, setup_path)
+    if templated or any(is_templated(word) for word in gate.command):
+        return GateCheck(gate.name, program, path, templated, setup, setup_path)
+    look = ProjectLook.of(top, path=path_env)
+    problem = look.why_gate_cannot_run(gate.command, in_world=in_world) if path is not None else None
+    instead = look.gate_instead(gate.command, gate.env, in_world=in_world) if path is None or problem else None
+    return GateCheck(gate.name, program, path, templated, setup, setup_path, problem or "",
+                     gate_lines(gate.name, instead) if instead is not None else "")
 
 
 def run_health(command: tuple[str, ...], env: Mapping[str, str], environ: Mapping[str, str],

@@ -59,6 +59,33 @@ def _tracked(top: Path, name: str) -> bool:
     return any(entry.path == name or entry.path.startswith(prefix) for entry in index)
 
 
+def outside_environments(config: Config, top: Path, gates: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """The virtualenvs outside the checkout whose interpreter or scripts a gate runs, as absolute paths.
+
+    hatch keeps a project's environments under its own data directory (`~/.local/share/hatch/env/
+    virtual/...`), not in the checkout, and installs the project into them editable: found only
+    among the checkout's dirs, such an environment led the gate to the person's files, and a wrong
+    fix was committed green without a world. `gates`: the names to look at (None: every gate)."""
+    import shutil
+
+    found = []
+    real_top = os.path.realpath(top)
+    for name, gate in config.gates.items():
+        program = gate.command[0] if gate.command and (gates is None or name in gates) else ""
+        if not program or "{" in program:
+            continue
+        if "/" in program:
+            where = program if os.path.isabs(program) else str(top / program)
+        else:
+            where = shutil.which(program) or ""
+        # Not resolved through links: a venv's python is a link to the interpreter it was made from.
+        root = Path(where).parent.parent if where else None
+        if root is None or not (root / "pyvenv.cfg").is_file() or _under(os.path.realpath(root), real_top):
+            continue
+        found.append(str(root))
+    return tuple(dict.fromkeys(found))
+
+
 @dataclass(frozen=True)
 class PointsIn:
     """One thing in an environment directory that makes a gate run the person's files."""
@@ -68,13 +95,14 @@ class PointsIn:
 
 
 def pointing_into_checkout(top: Path, names: tuple[str, ...]) -> list[PointsIn]:
-    """Editable installs, `.pth` paths and links in the environment dirs that lead into `top`."""
+    """Editable installs, `.pth` paths and links in the environment dirs that lead into `top`
+    (`names`: relative to the top, or absolute for one outside it, named by its absolute path)."""
     real_top = os.path.realpath(top)
     found: list[PointsIn] = []
     for name in names:
         base = top / name
         for path in _walk(base):
-            rel = os.path.relpath(path, top)
+            rel = str(path) if os.path.isabs(name) else os.path.relpath(path, top)
             if path.is_symlink():
                 target = os.path.realpath(path)
                 if _under(target, real_top) and not _under(target, os.path.realpath(base)):

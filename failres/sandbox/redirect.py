@@ -30,7 +30,7 @@ import re
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from failres.sandbox.environment import PointsIn, own_install_lines, pointing_into_checkout
 
@@ -60,6 +60,7 @@ class Redirect:
     packages: tuple[str, ...] = ()       # the top-level names the environment installs from the checkout
     interpreters: tuple[str, ...] = ()   # each environment's own python (in the person's checkout)
     refused: tuple[PointsIn, ...] = ()   # what cannot be redirected (a node_modules link)
+    names: tuple[str, ...] = ()          # the environment dirs looked at (relative to the top, or absolute)
 
     @property
     def needed(self) -> bool:
@@ -67,19 +68,20 @@ class Redirect:
 
 
 def plan_redirect(top: Path, workspace: Path, names: Sequence[str]) -> Redirect:
-    """The redirect for the environment dirs `names` (relative to `top`) onto `workspace`."""
+    """The redirect for the environment dirs `names` (relative to `top`, or absolute: an environment a
+    gate runs from outside the checkout) onto `workspace`."""
     real_top = os.path.realpath(top)
     roots: list[str] = []
     packages: list[str] = []
     interpreters: list[str] = []
     refused: list[PointsIn] = []
-    for found in pointing_into_checkout(top, tuple(names)):
+    found_in = [(found, top / name) for name in names for found in pointing_into_checkout(top, (name,))]
+    for found, env_root in found_in:
         path = top / found.where
         if found.what.startswith("links"):
             refused.append(found)
             continue
-        env_name = Path(found.where).parts[0]
-        python = top / env_name / "bin" / "python"
+        python = env_root / "bin" / "python"
         if python.exists() and str(python) not in interpreters:
             interpreters.append(str(python))
         for checkout_root, names_here in _checkout_roots(path, real_top):
@@ -88,7 +90,7 @@ def plan_redirect(top: Path, workspace: Path, names: Sequence[str]) -> Redirect:
             if inside not in roots:
                 roots.append(inside)
             packages += [n for n in names_here if n not in packages]
-    return Redirect(tuple(roots), tuple(packages[:_MAX_PACKAGES]), tuple(interpreters), tuple(refused))
+    return Redirect(tuple(roots), tuple(packages[:_MAX_PACKAGES]), tuple(interpreters), tuple(refused), tuple(names))
 
 
 def redirected_env(redirect: Redirect, env: Mapping[str, str]) -> dict[str, str]:
@@ -125,19 +127,61 @@ def canary(redirect: Redirect, *, env: Mapping[str, str], workspace: Path) -> st
 
 
 def refusal_message(gate: str, why: str, install: tuple[str, ...] | None = None,
-                    world: str = "install bubblewrap") -> str:
+                    world: str = "install bubblewrap", code_line: tuple[str, str, str] | None = None) -> str:
     """The gate-unavailable message when the gate cannot be led to the workspace, with the fixes.
 
     `install`: the node install that makes a workspace's own node_modules, named to the word
-    (a link's refusal); without one, what a setup must make is the project's own affair.
-    `world`: what gives this machine the seat world (`before_run.world_fix`).
+    (a link's refusal). `code_line`: (file, line, its environment's python) for a `.pth` line that
+    runs code to put the checkout first, which the canary then finds (`code_path_line`): that line is
+    what to take out. Without either, what a workspace's own install needs is the project's affair,
+    so the message says which keys hold it and what to look at. `world`: what gives this machine the
+    seat world (`before_run.world_fix`).
     """
-    own = (own_install_lines(gate, install) if install is not None
-           else f"[gates.{gate}] setup = [...] with keep = [...] and [workspace] environment = []")
-    return (f"gate {gate} would judge your checkout, not the workspace: {why}; without a seat world failres "
-            f"cannot make it import the workspace's files, so it judges nothing. fix: {world} so gates "
-            "run in the seat world (git failres doctor says whether it can run here), or give each workspace "
-            f"its own install: {own}")
+    start = (f"gate {gate} would judge your checkout, not the workspace: {why}; without a seat world failres "
+             f"cannot make it import the workspace's files, so it judges nothing. fix: {world} so gates "
+             "run in the seat world (git failres doctor says whether it can run here), or ")
+    if code_line is not None:
+        where, line, python = code_line
+        return (start + f"take out of {where} the line `{line}`, which runs at every start of that python and "
+                "puts your checkout ahead of the gate's PYTHONPATH (an old `setup.py develop` writes such lines; "
+                f"{python} -m pip install -e . installs the project the way failres leads to the workspace)")
+    if install is not None:
+        return start + f"give each workspace its own install: {own_install_lines(gate, install)}"
+    return start + (f"give each workspace its own environment: a [gates.{gate}] setup that makes it in the "
+                    f"workspace, keep = [its directory], the gate's command naming its interpreter from the "
+                    "repository top, and [workspace] environment = []; where the gate's python found the package "
+                    "instead, said first here, is what to look at")
+
+
+def code_path_line(top: Path, names: Sequence[str]) -> tuple[str, str, str] | None:
+    """The first `.pth` line in the environment dirs `names` that runs code naming a directory of the
+    checkout (what the redirect cannot get ahead of): (its file as named, the line, that environment's
+    python from the top, or by its absolute path outside it)."""
+    real_top = os.path.realpath(top)
+    for name in names:
+        for found in pointing_into_checkout(top, (name,)):
+            path = top / found.where
+            if path.suffix != ".pth":
+                continue
+            try:
+                lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                named = _named_dir(line.strip())
+                if line.strip().startswith("import") and named and _under(named, real_top):
+                    python = top / name / "bin" / "python"
+                    shown = name if os.path.isabs(name) else str(PurePosixPath(name))
+                    return found.where, line.strip(), f"{shown}/bin/python" if python.exists() else "python"
+    return None
+
+
+def _named_dir(line: str) -> str:
+    """The first absolute directory a `.pth` code line names, resolved ("" for none)."""
+    for word in line.replace("'", " ").replace('"', " ").replace("(", " ").replace(")", " ").split():
+        if word.startswith("/"):
+            return os.path.realpath(word.rstrip(",;"))
+    return ""
 
 
 def _checkout_roots(path: Path, real_top: str) -> list[tuple[str, list[str]]]:

@@ -188,3 +188,13 @@ def test_a_declared_version_file_is_read_as_a_path_inside_the_project():
 
     assert declared_version_files('[tool.setuptools_scm]\nwrite_to = "./pkg/_v.py"\n') == ("pkg/_v.py",)
     assert declared_version_files('[tool.hatch.build.hooks.vcs]\nversion-file = "../elsewhere.py"\n') == ()
+
+
+def test_npm_test_without_a_test_script_is_not_a_gate_that_runs():
+    """npm says "Missing script: test" and exits 1 on every tree: a red no fix can turn green."""
+    npm = GateGuess(("npm", "test"), why="package.json")
+    names, read = files(**{"package.json": '{"name": "x"}'})
+    choice = check_gate(npm, names, read, finder("npm"), lambda python, module: True)
+    assert choice.placeholder and 'package.json has no "test" script, so npm test fails on every tree' in choice.note
+    names, read = files(**{"package.json": '{"scripts": {"test": "node t.js"}}'})
+    assert check_gate(npm, names, read, finder("npm"), lambda python, module: True).note == ""

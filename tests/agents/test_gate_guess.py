@@ -43,6 +43,7 @@ def test_a_src_layout_gets_pythonpath_src_in_the_gates_environment():
 
 @pytest.mark.parametrize("texts", [
     {"pyproject.toml": "[tool.pytest.ini_options]\npythonpath = ['src']\n"},
+    {"pyproject.toml": "[tool.pytest]\npythonpath = ['src']\n"},  # pytest 9's own table
     {"pyproject.toml": "", "pytest.ini": "[pytest]\npythonpath = src\n"},
 ])
 def test_a_src_layout_whose_pytest_sets_pythonpath_itself_needs_none(texts):

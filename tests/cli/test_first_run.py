@@ -18,7 +18,8 @@ def test_init_prints_three_next_steps_in_order(repo: Path) -> None:
     assert [line.split(".", 1)[0].strip() for line in steps] == ["1", "2", "3"]
     # and it ends by offering the one command that shows whether the gate runs, before any seat is paid
     assert lines[-1].endswith(": git failres run plan.toml --dry-run --preflight")
-    assert "[bindings.NAME]" in steps[0] and "[gates.NAME]" in steps[0]
+    # the gate is guessed and written already (`init --agent` writes the same one): the agent is what is left
+    assert "[bindings.NAME]" in steps[0] and "[gates.tests]" in steps[0]
     assert "git failres run plan.toml --dry-run" in steps[1]
     assert "git failres run plan.toml" in steps[2] and "git failres status" in steps[2]
 

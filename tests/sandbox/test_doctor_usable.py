@@ -69,7 +69,7 @@ def test_a_gate_whose_program_is_missing_has_its_own_no_line_and_exit_1(repo: Pa
     assert doctor(repo).returncode == 0
     gates = json.loads(doctor(repo, "--json").stdout)["gates"]
     assert gates == [{"gate": "tests", "program": ".venv/bin/python", "path": str(repo / ".venv/bin/python"),
-                      "runs": True}]
+                      "runs": True, "problem": None, "instead": None}]
 
 
 def test_a_failing_health_command_makes_doctor_exit_1_and_a_passing_one_0(repo: Path, tmp_path: Path) -> None:

@@ -223,7 +223,7 @@ def test_without_a_world_an_environment_that_puts_the_checkout_first_is_refused_
         tmp_path: Path, cli, no_world):
     """A `.pth` that inserts the checkout ahead of everything by code cannot be redirected: the canary
     sees the package imported from the checkout, and no seat is paid for a verdict that would lie."""
-    from sandbox_projects import the_test_site_packages
+    from sandbox_projects import PY_FIXED, the_test_site_packages
 
     top = calc_project(tmp_path)
     site = next((top / ".venv" / "lib").glob("python*/site-packages"))
@@ -237,6 +237,18 @@ def test_without_a_world_an_environment_that_puts_the_checkout_first_is_refused_
     event = [e for e in read_events(top) if e["type"] == "quarantined"][-1]
     assert event["failClass"] == "gate-unavailable"
     assert "imports calc from" in event["message"] and "install bubblewrap" in event["message"]
+    # The refusal names the file and the line that put the checkout first, not a setup to invent.
+    line = f"import sys; sys.path.insert(0, {str(top / 'src')!r})"
+    where = (site / "aaa_first.pth").relative_to(top).as_posix()
+    assert f"take out of {where} the line `{line}`" in event["message"], event["message"]
+    assert ".venv/bin/python -m pip install -e ." in event["message"]
+    # Taken out as it says (the file held only that line), the same plan commits a right fix.
+    (site / "aaa_first.pth").write_text("")
+    right = seat_writing(tmp_path, "r", PY_FIXED)
+    configure(top, gate=python_gate(top, [the_test_site_packages()]) + '[stop_loss]\nmode = "off"\n',
+              implementer=right)
+    assert cli(top, "run", str(plan(tmp_path / "plan.toml", ["src/calc/__init__.py"])), "--quiet").code == 0
+    assert git(top, "show", "failres/rw/t1:src/calc/__init__.py") == PY_FIXED
 
 
 def test_without_a_world_a_node_link_into_the_checkout_is_refused_before_any_seat(tmp_path: Path, cli, no_world):
