@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from lessons.frozen import record
 from failres.config.model import Config, branch_name_problem
 from failres.config.kinds import Text, TextList
 from failres.config.schema import (
@@ -41,7 +42,7 @@ class Task:
     after: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class Plan:
     """A named list of tasks, read from `path`."""
 
@@ -128,7 +129,7 @@ class _TaskEntry:
     after: tuple[str, ...] = setting((), kind=TextList())
 
 
-@dataclass(frozen=True)
+@record
 class _PlanFile:
     """A plan file as written."""
 

@@ -17,9 +17,9 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
+from lessons.frozen import record
 from failres.sandbox.layout import isolation_words
 
 # Names the bubblewrap program to use; a path, or a name on PATH (tests point it at
@@ -32,7 +32,7 @@ USERNS_SYSCTLS = ("kernel.apparmor_restrict_unprivileged_userns", "kernel.unpriv
                   "user.max_user_namespaces")
 
 
-@dataclass(frozen=True)
+@record
 class Availability:
     """What this machine gives: a world (`kind`), or why not."""
 
