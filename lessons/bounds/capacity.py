@@ -52,7 +52,6 @@ import logging
 import math
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
-from fractions import Fraction
 
 import pygit2
 
@@ -135,6 +134,8 @@ def store_kind(name: str) -> StoreKind:
 
 def reclaim_target(maximum: int, headroom: float) -> int:
     """floor(max * (1 - headroom)), computed exactly (0.57 * 100 is 56.99... in floats)."""
+    from fractions import Fraction  # with decimal beneath it, for the stores that are full only
+
     return math.floor(Fraction(maximum) * (1 - Fraction(str(headroom))))
 
 

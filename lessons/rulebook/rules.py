@@ -29,7 +29,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import field
 
 import pygit2
-import tomli_w
 
 from lessons.frozen import record
 from lessons.errors import CorruptRecord, InvalidInput
@@ -186,6 +185,8 @@ def rules_toml(rules: Sequence[Rule], domain: str) -> bytes:
     )
     # Redacted exactly as a record is (`lessons.storage.records.encode`), so the file an
     # acceptance writes equals the proposal's rules, field for field.
+    import tomli_w  # only an acceptance writes rules; every prompt reads them
+
     body = tomli_w.dumps({"rules": [redact_value(r.to_dict()) for r in rules]})
     return (header + body).encode("utf-8")
 
