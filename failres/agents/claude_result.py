@@ -23,14 +23,15 @@ with the error in `result` (and exit 1).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from lessons.frozen import record
+
 
 # The input field that says what a call was about, per tool; the first present is shown.
 _SUBJECT_FIELDS = ("file_path", "notebook_path", "command", "path", "pattern", "url")
 _SUMMARY_LIMIT = 200
 
 
-@dataclass(frozen=True)
+@record
 class DeniedCall:
     """One tool call Claude Code's permissions refused."""
 
@@ -41,7 +42,7 @@ class DeniedCall:
         return f"{self.tool} {self.summary}" if self.summary else self.tool
 
 
-@dataclass(frozen=True)
+@record
 class ClaudeResult:
     """The parts of a Claude Code result the loop needs."""
 

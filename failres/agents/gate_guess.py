@@ -23,7 +23,9 @@ import json
 import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
+
+from lessons.frozen import record
 
 PYTEST: tuple[str, ...] = ("python3", "-m", "pytest", "-q")
 
@@ -31,7 +33,7 @@ PYTEST: tuple[str, ...] = ("python3", "-m", "pytest", "-q")
 Reader = Callable[[str], "str | None"]
 
 
-@dataclass(frozen=True)
+@record
 class GateGuess:
     command: tuple[str, ...]
     env: Mapping[str, str] = field(default_factory=dict)
@@ -134,7 +136,7 @@ Finder = Callable[[str], "str | None"]
 HasModule = Callable[[str, str], bool]
 
 
-@dataclass(frozen=True)
+@record
 class GateChoice:
     """The gate `init` writes, and what it says about it (one line, "" when the guess runs)."""
 

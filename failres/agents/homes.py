@@ -20,11 +20,12 @@ files its `--chat-history-file` and `--llm-history-file` name (`transcript_place
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from lessons.frozen import record
 
-@dataclass(frozen=True)
+
+@record
 class AgentHome:
     """Where one CLI keeps its state, and which of the person's files it needs there."""
 
@@ -47,7 +48,7 @@ AGENT_HOMES: tuple[AgentHome, ...] = (
 _AIDER_TRANSCRIPT_FLAGS = ("--chat-history-file", "--llm-history-file")
 
 
-@dataclass(frozen=True)
+@record
 class HomeLink:
     """One of the person's files, and where the agent looks for it in its dispatch's home."""
 
@@ -56,7 +57,7 @@ class HomeLink:
     login: bool
 
 
-@dataclass(frozen=True)
+@record
 class TranscriptPlace:
     """Where a dispatch's transcript will be: files matching `pattern` under `directory`."""
 

@@ -24,11 +24,11 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 
+from lessons.frozen import record
 from failres import beneath
 from failres.containment.evidence import Evidence
 from failres.gitops.git import run_git
@@ -52,7 +52,7 @@ _STATUS = ("status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignored
 Fingerprint = tuple[int, int, int, int, int] | None  # mode, size, mtime_ns, ctime_ns, inode; None: absent
 
 
-@dataclass(frozen=True)
+@record
 class CheckoutState:
     """The person's checkout at one moment."""
 

@@ -41,6 +41,7 @@ from pathlib import Path
 
 import pygit2
 
+from lessons.frozen import record
 from failres.gitops.git import try_git
 from failres import beneath
 from failres.containment import checkout as checkout_guard
@@ -86,7 +87,7 @@ class OwnMoves:
             return set(self._moves.get(ref, ()))
 
 
-@dataclass(frozen=True)
+@record
 class RepoState:
     """What a seat must not change, as it was at one moment."""
 

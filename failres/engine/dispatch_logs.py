@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from lessons.frozen import record
 from failres import beneath
 from lessons.redaction.redact import redact
 from lessons.terminal import plain_text
@@ -176,7 +177,7 @@ class RunLogs:
 # ── reading, for `git failres logs` ──────────────────────────────────────
 
 
-@dataclass(frozen=True)
+@record
 class DispatchRecord:
     number: int
     directory: Path

@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 import os
 import posixpath
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -95,7 +94,7 @@ def dispatch_seat(run: RunContext, seat: str, mode: str, attempt: int, *, gate_o
     workspace.handed_over()
     guard = Guard(run.engine.top, run.engine.git_dir, store_ref=run.engine.store.ref, own=run.engine.own_moves)
     before = guard.capture()
-    marker = uuid.uuid4().hex
+    marker = os.urandom(16).hex()  # as random as uuid4's hex, without importing uuid (and platform) for it
     if run.lock is not None:
         # The marker is on record before the seat starts: if failres is killed at any
         # moment after, the next `run` or `status` finds every process that carries it.

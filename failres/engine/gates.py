@@ -11,9 +11,10 @@ fixer is dispatched to chase it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
+from lessons.frozen import record
 from failres.agents.keys import AGENT_KEY_VARIABLES
 from failres.config.model import GateConfig, OutputConfig
 from failres.processes.ancestry import GATE_MARKER
@@ -23,7 +24,7 @@ from failres.engine.seats import seat_env
 from failres.config.placeholders import render_command
 
 
-@dataclass(frozen=True)
+@record
 class GateRun:
     result: ProcessResult
     meta: dict

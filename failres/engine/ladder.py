@@ -9,8 +9,8 @@ earn is one more bounded attempt under the same judge.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from lessons.frozen import record
 from failres.engine.taxonomy import (
     BUILTIN_CLASSES,
     FIXER_SCOPE_VIOLATION,
@@ -93,7 +93,7 @@ def _intended_action(fail_class: str, user_rules: Sequence[UserRule]) -> Action:
 # ─── Stop-loss ────────────────────────────────────────────────────────────────
 
 
-@dataclass(frozen=True)
+@record
 class QuarantineFacts:
     """A past quarantine of the task, reduced to what decides whether rerunning can differ."""
 
@@ -104,7 +104,7 @@ class QuarantineFacts:
     config_key: str | None = ""
 
 
-@dataclass(frozen=True)
+@record
 class Conditions:
     """The conditions the task would run under now."""
 
@@ -118,7 +118,7 @@ class Conditions:
     config_key: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class StopLoss:
     """Do not run the task: it failed the same way `count` times under these conditions."""
 

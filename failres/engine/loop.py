@@ -175,6 +175,8 @@ class TaskRun(RunSteps):
     def check_stop_loss(self, events: Sequence[dict]) -> TaskOutcome | None:
         facts = [QuarantineFacts(q.signature, q.int_head, q.scope_key, q.bindings_key, q.config_key)
                  for q in state.quarantines(events) if q.fail_class != REPEATED_FAILURE_STOP]
+        if not facts:
+            return None  # nothing failed yet, so nothing can be rerun the same way: the decisions go unread
         verdict = stop_loss_decision(facts, self.conditions, threshold=self.config.stop_loss.threshold,
                                      mode=self.config.stop_loss.mode, open_decisions=self.open_decisions())
         if verdict is None:

@@ -6,11 +6,11 @@ a spelling git accepts in a branch name before anything touches the repository.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from lessons.frozen import record
 from failres.config.model import Config, branch_name_problem
 from failres.config.kinds import Text, TextList
 from failres.config.schema import (
@@ -41,7 +41,7 @@ class Task:
     after: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class Plan:
     """A named list of tasks, read from `path`."""
 
@@ -55,7 +55,7 @@ class Plan:
             if task.id == task_id:
                 return task
         known = [task.id for task in self.tasks]
-        close = difflib.get_close_matches(task_id, known, n=1)
+        close = _close_matches(task_id, known, n=1)
         hint = f'did you mean "{close[0]}"?' if close else "tasks in this plan: " + ", ".join(known)
         msg = f'{self.path}: plan "{self.slug}" has no task "{task_id}"'
         raise UsageError(msg, hint=hint)
@@ -128,7 +128,7 @@ class _TaskEntry:
     after: tuple[str, ...] = setting((), kind=TextList())
 
 
-@dataclass(frozen=True)
+@record
 class _PlanFile:
     """A plan file as written."""
 
@@ -148,7 +148,7 @@ def _resolved_tasks(entries: tuple[_TaskEntry, ...], config: Config) -> tuple[Ta
         first_index[entry.id] = index
         if entry.gate and entry.gate not in config.gates:
             known = list(config.gates)
-            close = difflib.get_close_matches(entry.gate, known, n=1)
+            close = _close_matches(entry.gate, known, n=1)
             hint = (f'did you mean "{close[0]}"?' if close
                     else f"gates defined in {config.source}: " + (", ".join(known) or "none"))
             problem = f'gate "{entry.gate}" is not defined in {config.source}'
@@ -168,7 +168,7 @@ def _check_order(tasks: list[Task]) -> None:
             if other == task.id:
                 raise Invalid(("tasks", i, "after"), f'task "{task.id}" cannot wait for itself')
             if other not in index:
-                close = difflib.get_close_matches(other, list(index), n=1)
+                close = _close_matches(other, list(index), n=1)
                 hint = f'did you mean "{close[0]}"?' if close else "tasks in this plan: " + ", ".join(index)
                 raise Invalid(("tasks", i, "after"), f'no task "{other}" in this plan', hint=hint)
     cycle = waiting_cycle({task.id: task.after for task in tasks})
@@ -223,3 +223,10 @@ def load_plan(path: Path, config: Config) -> Plan:
         msg = f"{path}: no such plan file"
         raise UsageError(msg, hint="pass the path of a plan TOML file")
     return parse_plan(read_text_file(path, str(path)), path, config)
+
+
+def _close_matches(word: str, known: list[str], n: int) -> list[str]:
+    # difflib is imported for a mistyped name only: every run parses a plan, few mistype one.
+    import difflib
+
+    return difflib.get_close_matches(word, known, n=n)

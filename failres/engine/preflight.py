@@ -37,9 +37,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from lessons.frozen import record
 from failres.agents.gate_guess import ENV_RUNNERS
 from failres.agents.program_path import not_found_fix
 
@@ -68,7 +68,7 @@ _SHELL_NOT_FOUND = re.compile(r"(?:^|: )(\S+?): (?:command )?not found", re.MULT
 _READ_ONLY = re.compile(r"\[Errno 30\] Read-only file system(?:: '[^']*')?|\bEROFS\b|: Read-only file system\b")
 
 
-@dataclass(frozen=True)
+@record
 class HeadVerdict:
     """What a gate run at the integration head means for the task."""
 
@@ -81,7 +81,7 @@ class HeadVerdict:
         return f"{self.cause}; likely fix: {self.fix}" if self.fix else self.cause
 
 
-@dataclass(frozen=True)
+@record
 class HeadRun:
     """One gate run at the head, as plain data."""
 

@@ -7,7 +7,9 @@ person reviews is byte for byte what the agent saw.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from lessons.frozen import record
 
 ADVISORY_HEADING = "Past outcomes on similar failures — advisory, not instructions"
 # Markers failres parses from a seat's output. Text failres quotes into a prompt (earlier
@@ -23,7 +25,7 @@ def quoted(text: str) -> str:
     return text
 
 
-@dataclass(frozen=True)
+@record
 class JudgeInvocation:
     """How the gate really runs: the command and the directory it runs from."""
 
@@ -31,7 +33,7 @@ class JudgeInvocation:
     cwd: str
 
 
-@dataclass(frozen=True)
+@record
 class PastOutcome:
     """Resolved lessons as the advisory block shows them: one line per distinct outcome
     (signature and resolution), with how many lessons it stands for and the latest."""
@@ -43,7 +45,7 @@ class PastOutcome:
     count: int = 1
 
 
-@dataclass(frozen=True)
+@record
 class PromptInput:
     slug: str
     task: str

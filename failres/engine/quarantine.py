@@ -13,12 +13,13 @@ changed text file in which the redactor finds a secret is kept redacted.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 import pygit2
 
+from lessons.frozen import record
 from failres.decisions.records import decision_put, make_decision
 from failres.engine.runtime import TaskOutcome
 from failres.engine.taxonomy import FIXER_SCOPE_VIOLATION, REPEATED_FAILURE_STOP, ScopeRequest
@@ -32,7 +33,7 @@ log = logging.getLogger("failres.quarantine")
 SNAPSHOT_REFS = "refs/failres/snapshots"
 
 
-@dataclass(frozen=True)
+@record
 class Failure:
     """Why a task stops: its class, a message (first line = what the signature is made of)."""
 
@@ -46,7 +47,7 @@ class Failure:
     seat: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class QuarantineInput:
     """What a quarantine needs to know about the run: plain values, so this module never imports the loop."""
 

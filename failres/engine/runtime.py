@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pygit2
 
+from lessons.frozen import record
 from failres.config.model import Config
 from failres.containment.interrupts import StopFlag
 from failres.engine.progress import NullProgress, Progress
@@ -107,7 +108,7 @@ class Engine:
         return tuple(UserRule(r.fail_class, r.match, r.on, r.action) for r in self.config.taxonomy.rules)
 
 
-@dataclass(frozen=True)
+@record
 class TaskOutcome:
     slug: str
     task: str
@@ -121,7 +122,7 @@ class TaskOutcome:
     seat: str | None = None  # the seat whose failure it was, where a seat failed
 
 
-@dataclass(frozen=True)
+@record
 class GateOutcome:
     passed: bool
     timed_out: bool

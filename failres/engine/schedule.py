@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pygit2
@@ -88,6 +87,8 @@ def _outcome(engine: Engine, plan: Plan, task: Task, lock: TaskLock, patch: Path
 
 def _concurrently(engine: Engine, plan: Plan, runs: list[tuple[Task, TaskLock]], patch: Path | None, force: bool,
                   waiting: dict[str, str], jobs: int) -> list[TaskOutcome]:
+    from concurrent.futures import ThreadPoolExecutor  # for --jobs only
+
     def one(task: Task, lock: TaskLock) -> TaskOutcome:
         return _outcome(fork_engine(engine), plan, task, lock, patch, force, waiting)
 

@@ -8,10 +8,11 @@ person with every escape made visible, never obeyed by their terminal.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from lessons.frozen import record
 
 
-@dataclass(frozen=True)
+
+@record
 class ScopeRequest:
     """A seat's `SCOPE-REQUEST:` line: a file outside its scope and why it needs it."""
 

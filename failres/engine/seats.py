@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO
 
+from lessons.frozen import record
 from failres.agents.keys import CI_CREDENTIALS
 from failres.config.model import Config
 from failres.containment.locks import DISPATCH_MARKER
@@ -25,7 +26,7 @@ from failres.config.placeholders import render_command, render_value
 LIVE_OUTPUT_LIMIT = 4 * 1024 * 1024
 
 
-@dataclass(frozen=True)
+@record
 class SeatRun:
     """One process run of a seat, the scope requests it made in its own words, and its transcripts."""
 

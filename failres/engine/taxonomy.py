@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
+from lessons.frozen import record
 from failres.engine.scope_requests import (  # noqa: F401 - the loop reads requests from here too
     MAX_SCOPE_REQUESTS, SCOPE_REQUEST_MARKER, ScopeRequest, parse_scope_requests, requestable, visible)
 
@@ -71,7 +71,7 @@ Stage = Literal["seat", "gate", "scope", "patch"]
 SeatName = Literal["implementer", "fixer"]
 
 
-@dataclass(frozen=True)
+@record
 class Observation:
     """One step's outcome as the loop saw it; `output` is the step's printable text."""
 
@@ -85,7 +85,7 @@ class Observation:
     scope_requests: tuple[ScopeRequest, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class UserRule:
     """A user-defined class: `match` (a regex) searched in the output of stage `on`."""
 
@@ -95,7 +95,7 @@ class UserRule:
     action: str
 
 
-@dataclass(frozen=True)
+@record
 class Classification:
     """The failure class of an observation and a one-line reason a person can read."""
 
@@ -224,7 +224,7 @@ _RUNG_OF_ACTION = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class Rung:
     """One row of the policy: a class, the rung it sits on, and what the loop does there."""
 

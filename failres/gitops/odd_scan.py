@@ -22,16 +22,16 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
+from lessons.frozen import record
 from failres.gitops.workspace_files import odd_entries
 
 _MOST_NEW_WALKED = 8  # new directories walked one by one; past this, the whole tree at once
 _MARK = ".failres-scan-mark"  # made and removed in the seat's `.git` (on the workspace's filesystem)
 
 
-@dataclass(frozen=True)
+@record
 class Scanned:
     """The directories below a workspace's top as a full walk found them: path -> (inode, ctime)."""
 

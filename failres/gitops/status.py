@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from lessons.frozen import record
 from failres.gitops.git import run_git
 
 DETACHED = "(detached)"
@@ -47,7 +48,7 @@ class StatusEntry:
     ignored: bool = False  # listed only when status is asked for ignored files
 
 
-@dataclass(frozen=True)
+@record
 class StatusReport:
     """HEAD, the branch it points to, and every path that differs."""
 

@@ -24,15 +24,16 @@ so it needs none of what failres hashed for earlier dispatches, and finds none o
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 
+from lessons.frozen import record
+
 _GITLINK = 0o160000  # a submodule's commit: another repository's object, never copied
 
 
-@dataclass(frozen=True)
+@record
 class TaskObjects:
     """The object directory of one task, beside the person's database it borrows from."""
 

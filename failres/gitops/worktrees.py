@@ -7,15 +7,15 @@ failres makes no linked worktrees of its own (a seat works in a workspace, see
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
+from lessons.frozen import record
 from failres.gitops.git import run_git, try_git
 
 BRANCH_PREFIX = "refs/heads/"
 
 
-@dataclass(frozen=True)
+@record
 class RegisteredWorktree:
     """One entry of `git worktree list`."""
 

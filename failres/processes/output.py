@@ -17,9 +17,9 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import BinaryIO, Protocol
 
+from lessons.frozen import record
 from lessons.redaction.redact import without_cut_word
 from lessons.terminal import plain_text
 
@@ -43,7 +43,7 @@ class Watch(Protocol):
     def poll(self) -> None: ...
 
 
-@dataclass(frozen=True)
+@record
 class ProcessResult:
     """What a finished (or killed) child did, with its merged output cut to head and tail."""
 

@@ -26,7 +26,7 @@ from failres.agents.keys import AGENT_KEYS
 from failres.agents.program_path import find_program, is_templated, not_found_detail, not_found_fix
 from failres.config.model import Config
 from failres.sandbox.doctor_configured import Check, GateCheck, HealthRun, gate_check, run_health
-from failres.sandbox.probe import machine_sandbox
+from failres.sandbox.probe import described, machine_sandbox
 
 MIN_PYTHON = (3, 11)
 MIN_GIT = (2, 31)
@@ -87,7 +87,7 @@ class DoctorReport:
 
 
 def doctor_report(config: Config | None, environ: Mapping[str, str], top: Path | None = None) -> DoctorReport:
-    found = machine_sandbox()
+    found = described(machine_sandbox())
     required = config is not None and config.sandbox.mode == "required"
     why = found.why if found.available else f"no seat world: {found.why}"
     if required and not found.available:

@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
+from lessons.frozen import record
 from failres.config.model import Config
 
 DEFAULT_ENVIRONMENT = (".venv/", "venv/", "node_modules/", ".tox/", ".nox/")
@@ -86,7 +86,7 @@ def outside_environments(config: Config, top: Path, gates: tuple[str, ...] | Non
     return tuple(dict.fromkeys(found))
 
 
-@dataclass(frozen=True)
+@record
 class PointsIn:
     """One thing in an environment directory that makes a gate run the person's files."""
 

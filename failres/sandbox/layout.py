@@ -42,7 +42,9 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from lessons.frozen import record
 
 OBJECTS_INSIDE = "/run/failres/objects"
 ALTERNATES_INSIDE = ".git/objects/info/alternates"
@@ -60,7 +62,7 @@ PRIVATE_SCRATCH = ("/tmp", "/var/tmp", "/run")
 NOBODY = 65534
 
 
-@dataclass(frozen=True)
+@record
 class SystemEntry:
     """A top-level system path as the host has it: a directory, or a link to `target`."""
 
@@ -68,7 +70,7 @@ class SystemEntry:
     target: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class WorldPlan:
     """Everything one world is made of, as host paths; `layout_argv` turns it into bwrap's words."""
 

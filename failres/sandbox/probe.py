@@ -17,9 +17,10 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
+from lessons.frozen import record
 from failres.sandbox.layout import isolation_words
 
 # Names the bubblewrap program to use; a path, or a name on PATH (tests point it at
@@ -32,7 +33,7 @@ USERNS_SYSCTLS = ("kernel.apparmor_restrict_unprivileged_userns", "kernel.unpriv
                   "user.max_user_namespaces")
 
 
-@dataclass(frozen=True)
+@record
 class Availability:
     """What this machine gives: a world (`kind`), or why not."""
 
@@ -79,7 +80,16 @@ def _probe(program: str, platform: str) -> Availability:
         said = words[-1] if words else f"exit {done.returncode}"
         cause, fix = namespace_cause(_userns_sysctls())
         return Availability(False, "", f"bubblewrap cannot make a world here: {said[:200]}{cause}", fix=fix)
-    return Availability(True, KIND, f"bubblewrap {_version(found)} at {found}", program=found)
+    # The version is asked for by `described` (doctor), not here: every run probes, and
+    # `bwrap --version` was one more process a run started only to know what it never says.
+    return Availability(True, KIND, f"bubblewrap at {found}", program=found)
+
+
+def described(found: Availability) -> Availability:
+    """`found` with the version of its bubblewrap in `why`, as doctor shows it."""
+    if not found.available or not found.program:
+        return found
+    return replace(found, why=f"bubblewrap {_version(found.program)} at {found.program}")
 
 
 def namespace_cause(sysctls: Mapping[str, str]) -> tuple[str, str]:

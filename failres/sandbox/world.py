@@ -19,9 +19,10 @@ import logging
 import os
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
+from lessons.frozen import record
 from failres.config.model import Config
 from failres.errors import ConfigError
 from failres.sandbox.environment import environment_dirs
@@ -59,7 +60,7 @@ def world_wanted(config: Config, availability: Availability | None = None) -> bo
     return False
 
 
-@dataclass(frozen=True)
+@record
 class SeatWorld:
     """One task's world: the parts every seat and gate of the run shares."""
 

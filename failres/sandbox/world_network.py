@@ -14,9 +14,9 @@ import os
 import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from lessons.frozen import record
 from failres.config.model import Config
 from failres.sandbox.bridge import FORWARDER_COPY, PROXY_SOCKET, Bridge, local_socket
 from failres.sandbox.layout import NET_INSIDE
@@ -34,7 +34,7 @@ _SAID: set[str] = set()
 _SAID_LOCK = threading.Lock()
 
 
-@dataclass(frozen=True)
+@record
 class CommandNetwork:
     """What a world needs for its command's network (all empty for "off")."""
 

@@ -17,6 +17,7 @@ from typing import TypeVar
 
 import pygit2
 
+from lessons.frozen import record
 from lessons.storage import bulk
 from lessons.errors import CorruptRecord, StoreBusy
 from lessons.storage.records import ReadResult, decode, fold, iter_record_files, read_files
@@ -161,7 +162,7 @@ def iter_archived(store: Store, collection: str, scope: str | None = None,
     yield from read_archived(store, collection, scope, commit).records
 
 
-@dataclass(frozen=True)
+@record
 class Restoration:
     """Records moved back from the archive (newest first), the moves, the commit."""
 

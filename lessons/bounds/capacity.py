@@ -51,12 +51,11 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from fractions import Fraction
 
 import pygit2
 
+from lessons.frozen import record
 # The counts live beside the bounds; `count_records` and `COUNTS_NOTE` are read from here too.
 from lessons.bounds.counts import COUNTS_NOTE, count_records, note_count, noted_count  # noqa: F401
 from lessons.bounds.archive import (
@@ -98,7 +97,7 @@ def _pure_pins(pins: Anchors) -> Pins:
     return lambda _store, _commit, records: pins(records)
 
 
-@dataclass(frozen=True)
+@record
 class StoreKind:
     """A store the capacity manager bounds: its collection, whether each scope counts alone,
     how its records rank, which records rank before all others (`anchors`) and which are
@@ -135,6 +134,8 @@ def store_kind(name: str) -> StoreKind:
 
 def reclaim_target(maximum: int, headroom: float) -> int:
     """floor(max * (1 - headroom)), computed exactly (0.57 * 100 is 56.99... in floats)."""
+    from fractions import Fraction  # with decimal beneath it, for the stores that are full only
+
     return math.floor(Fraction(maximum) * (1 - Fraction(str(headroom))))
 
 
@@ -161,7 +162,7 @@ def rank(records: Mapping[str, Mapping[str, object] | None], retention: Retentio
 
 # ---- reading a store's shape from git ----
 
-@dataclass(frozen=True)
+@record
 class Partition:
     """One bounded unit: a store, or one scope of a per-scope store (the journal of one slug)."""
 
@@ -190,7 +191,7 @@ def partitions(store: Store, names: Iterable[str] | None = None, commit: pygit2.
 
 # ---- planning and applying reclaim ----
 
-@dataclass(frozen=True)
+@record
 class ReclaimPlan:
     """What reclaim does to one partition: nothing (keep is None) or the moves of its tail."""
 
@@ -256,7 +257,7 @@ def _commit_reclaim(store: Store, part: Partition, policy: Policy, now: datetime
     return commit_planned(store, plan_at, lambda p: f"failres: consolidate {part.label} (archived {len(p.evicted)})")
 
 
-@dataclass(frozen=True)
+@record
 class Consolidation:
     """Every partition looked at, what was (or, in a dry run, would be) moved, and the commits."""
 

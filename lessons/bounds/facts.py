@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from lessons.frozen import record
 from lessons.bounds.archive import commit_planned, iter_archived
 from lessons.bounds.capacity import Consolidation, reclaim_full_stores
 from lessons.errors import InvalidInput
@@ -91,7 +91,7 @@ def contradiction_severity(confidence: float, confirmations: int, policy: Policy
     return "low"
 
 
-@dataclass(frozen=True)
+@record
 class Contradiction:
     """A new value that disagrees with the current one, and how much that should worry anyone."""
 
@@ -134,7 +134,7 @@ def detect_contradiction(existing: Mapping[str, object] | None, value: str, poli
 
 # ---- pure: what a `set` writes ----
 
-@dataclass(frozen=True)
+@record
 class FactWrite:
     """What setting a fact does: its action, the records to write, the version now current."""
 
@@ -212,7 +212,7 @@ def current_facts(facts: Iterable[Mapping[str, object]]) -> dict[tuple[str, str]
     return out
 
 
-@dataclass(frozen=True)
+@record
 class FactView:
     """A current fact as listings and prompts show it, its confidence decayed to `now`."""
 
@@ -291,7 +291,7 @@ def facts_block(store: Store, policy: Policy, now: datetime | None = None) -> st
 
 # ---- writing ----
 
-@dataclass(frozen=True)
+@record
 class FactSetResult:
     """What `set_fact` did: the write, its commit, and any reclaim it triggered."""
 

@@ -8,11 +8,11 @@ the manager breaks ties by record id, so every machine moves the same records.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 
 import pygit2
 
+from lessons.frozen import record
 from lessons.bounds.policy import Policy, age_days, decayed_confidence, is_consolidation_candidate
 from lessons.storage.records import read_collection
 from lessons.storage.store import Store
@@ -20,7 +20,7 @@ from lessons.storage.store import Store
 Retention = Callable[[Mapping[str, object], "RankContext"], tuple]
 
 
-@dataclass(frozen=True)
+@record
 class RankContext:
     """What a ranking may depend on besides the record: the policy and the moment."""
 

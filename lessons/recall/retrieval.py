@@ -13,8 +13,8 @@ gives the same list on every run and every machine.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
+from lessons.frozen import record
 from lessons.storage.index import StoreIndex, answer
 from lessons.recall.lesson import COLLECTION as LESSONS
 from lessons.recall.lesson import newest_first
@@ -26,7 +26,7 @@ from lessons.storage.store import Store
 DECISIONS = "decisions"
 
 
-@dataclass(frozen=True)
+@record
 class LessonFilter:
     """Which lessons a listing keeps; an unset field keeps everything."""
 

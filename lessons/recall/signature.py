@@ -29,6 +29,7 @@ can never carry a secret.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -126,7 +127,7 @@ _STAGE_ONE_RULES: tuple[tuple[str, str], ...] = (
 
 # Stage two: numbers whose meaning depends on the token before them (`a.py:12` is a line,
 # `db.internal:5432` a port, `exit:1` neither), read after stage one has settled paths.
-_STAGE_TWO = re.compile(
+_STAGE_TWO = (
     r"(?P<colon>(?::\d+)+)(?!\d|\.\d)"
     r"|(?P<paren>\(\d+(?:,\s?\d+)?\))"
     r"|(?P<bracket>\[\d{2,7}\])(?=:)"
@@ -211,7 +212,7 @@ def _collapse_whitespace(text: str) -> str:
 
 
 def _normalise_once(text: str) -> str:
-    return _STAGE_TWO.sub(_replace_stage_two, _STAGE_ONE.sub(_replace_stage_one, text))
+    return _stage_two().sub(_replace_stage_two, _stage_one().sub(_replace_stage_one, text))
 
 
 def _replace_stage_one(match: re.Match[str]) -> str:
@@ -228,12 +229,12 @@ def _keep(text: str) -> str:
 
 
 def _replace_temp(path: str) -> str:
-    base = _STAGE_ONE_BASES["temp"].match(path)
+    base = _stage_one_base("temp").match(path)
     return _token_with_rest("<tmp>", path[base.end():], drop_volatile=True)
 
 
 def _replace_home(path: str) -> str:
-    base = _STAGE_ONE_BASES["home"].match(path)
+    base = _stage_one_base("home").match(path)
     return _token_with_rest("<home>", path[base.end():], drop_volatile=False)
 
 
@@ -312,12 +313,28 @@ _STAGE_ONE_REPLACEMENTS: dict[str, Callable[[str], str]] = {
 # turn: the same matches, a fifth of the time (stage one was most of a bulk import's
 # signatures). `test_signature` checks the premise on every rule.
 _STAGE_ONE_START = r"(?:(?<![0-9A-Za-z])|(?=\[))"
-_STAGE_ONE = re.compile(_STAGE_ONE_START + "(?:" + "|".join(f"(?P<{name}>{pattern})"
-                                                             for name, pattern in _STAGE_ONE_RULES) + ")")
-_STAGE_ONE_BASES = {
-    "temp": re.compile(rf"(?:{_UNIX_TEMP_BASE}|{_WINDOWS_TEMP_BASE})"),
-    "home": re.compile(_HOME_BASE),
-}
+_STAGE_ONE = _STAGE_ONE_START + "(?:" + "|".join(f"(?P<{name}>{pattern})"
+                                                  for name, pattern in _STAGE_ONE_RULES) + ")"
+_STAGE_ONE_BASES = {"temp": rf"(?:{_UNIX_TEMP_BASE}|{_WINDOWS_TEMP_BASE})", "home": _HOME_BASE}
+
+
+# Compiled on first use, not on import: every process that records or reads a lesson
+# imports this module, and compiling these took about 5 ms of cpu where a green task
+# never normalises a message (it quarantines nothing). `re`'s own cache would forget them
+# among a run's other patterns.
+@functools.cache
+def _stage_one() -> re.Pattern[str]:
+    return re.compile(_STAGE_ONE)
+
+
+@functools.cache
+def _stage_two() -> re.Pattern[str]:
+    return re.compile(_STAGE_TWO)
+
+
+@functools.cache
+def _stage_one_base(name: str) -> re.Pattern[str]:
+    return re.compile(_STAGE_ONE_BASES[name])
 
 
 def _replace_stage_two(match: re.Match[str]) -> str:

@@ -15,15 +15,16 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from lessons.frozen import record
+from lessons.redaction.deferred_pattern import DeferredPattern
 from lessons.redaction.key_bodies import after_ssh_key_type, der_body_is_private, inside_public_block, wrapped_pem_is_public
 
 
-@dataclass(frozen=True)
+@record
 class SecretPattern:
     kind: str
-    regex: re.Pattern[str]
+    regex: DeferredPattern
     # Decides, from the match, the kind to report or None to reject it (a placeholder
     # value, a name that is no credential's). The span replaced is the first group named
     # `v...` that took part in the match, else the whole match.
@@ -331,90 +332,91 @@ def _word() -> str:
 
 PATTERNS: tuple[SecretPattern, ...] = (
     # A block whose END was cut off (a truncated log) is redacted to the end of the text.
-    SecretPattern("private-key", re.compile(
+    SecretPattern("private-key", DeferredPattern(
         rf"-----BEGIN {_PRIVATE_KEY_LABEL}(?:.*?-----END {_PRIVATE_KEY_LABEL}|.*\Z)", re.DOTALL)),
     # ... and one whose BEGIN was cut off: the body lines before an END line. A match may
     # start only where no base64 run (or line of one) precedes, so each run is tried once.
-    SecretPattern("private-key", re.compile(
+    SecretPattern("private-key", DeferredPattern(
         rf"(?<![{_BASE64}=\\])(?<![{_BASE64}=]\n)(?<![{_BASE64}=]\\n)(?<![{_BASE64}=]\r\n)"
         + _once(rf"[{_BASE64}=]{{4,}}(?:(?:\r?\n|\\n)[{_BASE64}=]{{4,}})*")
         + rf"(?:\r?\n|\\n)-----END {_PRIVATE_KEY_LABEL}")),
     # ... and a run of body lines with neither (the middle of a key): two or more full
     # PEM or OpenSSH lines (60-76 characters), unless a public block's BEGIN frames them.
-    SecretPattern("private-key", re.compile(
+    SecretPattern("private-key", DeferredPattern(
         rf"(?<![{_BASE64}=\\])(?<![{_BASE64}=]\n)(?<![{_BASE64}=]\\n)(?<![{_BASE64}=]\r\n)"
         + _once(rf"[{_BASE64}]{{60,76}}(?:(?:\r?\n|\\n)[{_BASE64}]{{60,76}})+")
         + rf"(?:(?:\r?\n|\\n)[{_BASE64}]{{0,75}}={{0,2}})?(?![{_BASE64}=])"), _decide_key_body),
     # Lone key bodies: an OpenSSH key (its body always starts "openssh-key-v1"), a whole
     # PEM block base64-encoded (it starts "-----BEGIN"), a DER key's first line (`MII...`),
     # and one full-width line of a body on a line of its own.
-    SecretPattern("private-key", re.compile(_RUN_START + "b3BlbnNzaC1rZXktdjE" + _base64_lines())),
-    SecretPattern("private-key", re.compile(_RUN_START + "LS0tLS1CRUdJTi" + _base64_lines()), _decide_wrapped_pem),
-    SecretPattern("private-key", re.compile(_RUN_START + rf"M(?=[{_BASE64}]{{39}})" + _base64_lines()),
+    SecretPattern("private-key", DeferredPattern(_RUN_START + "b3BlbnNzaC1rZXktdjE" + _base64_lines())),
+    SecretPattern("private-key", DeferredPattern(_RUN_START + "LS0tLS1CRUdJTi" + _base64_lines()), _decide_wrapped_pem),
+    SecretPattern("private-key", DeferredPattern(_RUN_START + rf"M(?=[{_BASE64}]{{39}})" + _base64_lines()),
                   _decide_der_body),
-    SecretPattern("private-key", re.compile(
+    SecretPattern("private-key", DeferredPattern(
         _RUN_START + rf"[{_BASE64}]{{64}}(?:[{_BASE64}]{{6}}|[{_BASE64}]{{12}})?={{0,2}}(?![{_BASE64}=])"),
         _decide_lone_body_line),
-    SecretPattern("aws-access-key", re.compile(
+    SecretPattern("aws-access-key", DeferredPattern(
         r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])")),
-    SecretPattern("aws-secret", re.compile(
+    SecretPattern("aws-secret", DeferredPattern(
         r"(?<![A-Za-z0-9])(?i:aws)[A-Za-z0-9_.-]{0,30}?(?i:secret)[A-Za-z0-9_.-]{0,30}?"
         r"(?:\\?[\"'])?[ \t]*(?::=|=>|=|:)?[ \t]*(?:\\?[\"'])?(?P<v>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])")),
-    SecretPattern("aws-secret", re.compile(rf"(?<![{_BASE64}=])[{_BASE64}]{{40}}(?![{_BASE64}=])"), _decide_aws_shape),
-    SecretPattern("github-token", re.compile(
+    SecretPattern("aws-secret", DeferredPattern(rf"(?<![{_BASE64}=])[{_BASE64}]{{40}}(?![{_BASE64}=])"),
+                  _decide_aws_shape),
+    SecretPattern("github-token", DeferredPattern(
         rf"{_NOT_WORD_BEFORE}(?:gh[pousr]_[A-Za-z0-9]{{36,251}}|github_pat_[A-Za-z0-9_]{{22,255}}){_NOT_WORD_AFTER}")),
-    SecretPattern("gitlab-token", re.compile(rf"{_NOT_TOKEN_BEFORE}gl(?:pat|dt|rt|ptt|soat|ft)-" + _once("[A-Za-z0-9_-]{20,}"))),
-    SecretPattern("slack-webhook", re.compile(
+    SecretPattern("gitlab-token", DeferredPattern(rf"{_NOT_TOKEN_BEFORE}gl(?:pat|dt|rt|ptt|soat|ft)-" + _once("[A-Za-z0-9_-]{20,}"))),
+    SecretPattern("slack-webhook", DeferredPattern(
         r"https://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9_/+-]{20,})")),
-    SecretPattern("slack-token", re.compile(
+    SecretPattern("slack-token", DeferredPattern(
         rf"{_NOT_TOKEN_BEFORE}(?:xox[abposre]-" + _once("[A-Za-z0-9-]{10,}") + r"|xapp-\d-"
         + _once("[A-Za-z0-9-]{10,}") + ")")),
-    SecretPattern("stripe-key", re.compile(
+    SecretPattern("stripe-key", DeferredPattern(
         rf"{_NOT_WORD_BEFORE}(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{{16,}}|whsec_[A-Za-z0-9]{{24,}}){_NOT_WORD_AFTER}")),
-    SecretPattern("google-api-key", re.compile(rf"{_NOT_TOKEN_BEFORE}AIza[0-9A-Za-z_-]{{35}}{_NOT_TOKEN_AFTER}")),
-    SecretPattern("anthropic-key", re.compile(rf"{_NOT_TOKEN_BEFORE}sk-ant-" + _once("[A-Za-z0-9_-]{20,}"))),
-    SecretPattern("openai-key", re.compile(rf"{_NOT_TOKEN_BEFORE}sk-(?!ant-)" + _once("[A-Za-z0-9_-]{20,}")),
+    SecretPattern("google-api-key", DeferredPattern(rf"{_NOT_TOKEN_BEFORE}AIza[0-9A-Za-z_-]{{35}}{_NOT_TOKEN_AFTER}")),
+    SecretPattern("anthropic-key", DeferredPattern(rf"{_NOT_TOKEN_BEFORE}sk-ant-" + _once("[A-Za-z0-9_-]{20,}"))),
+    SecretPattern("openai-key", DeferredPattern(rf"{_NOT_TOKEN_BEFORE}sk-(?!ant-)" + _once("[A-Za-z0-9_-]{20,}")),
                   _decide_openai),
-    SecretPattern("huggingface-token", re.compile(rf"{_NOT_WORD_BEFORE}hf_[A-Za-z0-9]{{30,}}{_NOT_WORD_AFTER}")),
-    SecretPattern("npm-token", re.compile(rf"{_NOT_WORD_BEFORE}npm_[A-Za-z0-9]{{36}}{_NOT_WORD_AFTER}")),
-    SecretPattern("pypi-token", re.compile(rf"{_NOT_TOKEN_BEFORE}pypi-AgE" + _once("[A-Za-z0-9_-]{50,}"))),
-    SecretPattern("twilio", re.compile(rf"{_NOT_WORD_BEFORE}(?:AC|SK)[0-9a-f]{{32}}{_NOT_WORD_AFTER}")),
-    SecretPattern("sendgrid", re.compile(
+    SecretPattern("huggingface-token", DeferredPattern(rf"{_NOT_WORD_BEFORE}hf_[A-Za-z0-9]{{30,}}{_NOT_WORD_AFTER}")),
+    SecretPattern("npm-token", DeferredPattern(rf"{_NOT_WORD_BEFORE}npm_[A-Za-z0-9]{{36}}{_NOT_WORD_AFTER}")),
+    SecretPattern("pypi-token", DeferredPattern(rf"{_NOT_TOKEN_BEFORE}pypi-AgE" + _once("[A-Za-z0-9_-]{50,}"))),
+    SecretPattern("twilio", DeferredPattern(rf"{_NOT_WORD_BEFORE}(?:AC|SK)[0-9a-f]{{32}}{_NOT_WORD_AFTER}")),
+    SecretPattern("sendgrid", DeferredPattern(
         rf"{_NOT_TOKEN_BEFORE}SG\.[A-Za-z0-9_-]{{16,32}}\.[A-Za-z0-9_-]{{16,64}}{_NOT_TOKEN_AFTER}")),
-    SecretPattern("jwt", re.compile(
+    SecretPattern("jwt", DeferredPattern(
         rf"{_NOT_TOKEN_BEFORE}eyJ" + _once("[A-Za-z0-9_-]{8,}") + r"\." + _once("[A-Za-z0-9_-]{8,}") + r"\."
         + _once("[A-Za-z0-9_-]*"))),
-    SecretPattern("azure-storage-key", re.compile(
+    SecretPattern("azure-storage-key", DeferredPattern(
         r"(?i:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/=]{20,})|(?<=[?&;])sig=(?P<v2>[A-Za-z0-9%+/=]{20,})")),
-    SecretPattern("url-password", re.compile(
+    SecretPattern("url-password", DeferredPattern(
         r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,30}://"
         r"(?P<user>" + _once(r"[^\s:/@?#'\"\[\]]*") + r"):(?P<v>" + _once(r"[^\s/@?#'\"]+")
         + r")@(?=[A-Za-z0-9\[])"), _unless_placeholder("url-password")),
-    SecretPattern("authorization-header", re.compile(
+    SecretPattern("authorization-header", DeferredPattern(
         r"(?i)(?<![A-Za-z0-9_-])(?:proxy-)?authorization(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?"
         r"(?:(?:bearer|basic|token|bot|apikey|key|sso-key)[ \t]+(?P<v>[^\s'\",;\\]+)"
         r"|(?:digest|aws4-hmac-sha256|hoba|mutual|negotiate|ntlm|hmac|oauth)[ \t]+(?P<v2>[^\r\n'\"]+)"
         r"|(?P<bare>(?P<v3>[^\s'\",;\\]{12,})))"), _decide_authorization),
-    SecretPattern("authorization-header", re.compile(
+    SecretPattern("authorization-header", DeferredPattern(
         r"(?i)(?<![A-Za-z0-9_-])(?:x-)?(?:api-key|auth-token|access-token|api-token|goog-api-key)"
         r"(?:\\?[\"'])?[ \t]*:[ \t]*(?:\\?[\"'])?(?P<v>[^\s'\",;\\]+)"), _unless_placeholder("authorization-header")),
     # Credentials on a command line: `curl -u user:password`, `mysql -pPASSWORD`, `sshpass -p PASSWORD`.
-    SecretPattern("cli-password", re.compile(
+    SecretPattern("cli-password", DeferredPattern(
         r"(?<![A-Za-z0-9_-])(?:-u|--user|--proxy-user|--http-user)(?:" + _once(r"[ \t]+") + r"|=)?"
         r"(?P<user>" + _once(r"[^\s:'\"@/]+") + r"):(?P<v>" + _once(r"[^\s'\"]+") + ")"), _decide_cli_user),
     # `-p` is a password only after these commands on the same line (elsewhere: a port, `mkdir -p`);
     # the command is looked for behind each `-p`, so a line of many commands costs no more.
-    SecretPattern("cli-password", re.compile(r"(?<=[ \t])-p(?P<v>[^\s'\"-]" + _once(r"[^\s'\"]*") + ")"),
+    SecretPattern("cli-password", DeferredPattern(r"(?<=[ \t])-p(?P<v>[^\s'\"-]" + _once(r"[^\s'\"]*") + ")"),
                   _after_command(_MYSQL)),
-    SecretPattern("cli-password", re.compile(r"(?<=[ \t])-p" + _once(r"[ \t]+") + r"(?P<v>[^\s'\"-]"
+    SecretPattern("cli-password", DeferredPattern(r"(?<=[ \t])-p" + _once(r"[ \t]+") + r"(?P<v>[^\s'\"-]"
                                              + _once(r"[^\s'\"]*") + ")"),
                   _after_command(_SSHPASS)),
     # A netrc entry: `machine host login me password s3cr3t`, or a `password s3cr3t` line of its own.
-    SecretPattern("netrc-password", re.compile(
+    SecretPattern("netrc-password", DeferredPattern(
         r"(?m)(?:^[ \t]*password" + _gap() + r"(?P<v>" + _word() + r")[ \t]*$"
         r"|(?<![A-Za-z0-9_-])(?:machine" + _gap() + _word() + _gap() + r"(?:login" + _gap() + _word() + _gap()
         + r")?|login" + _gap() + _word() + _gap() + r")password" + _gap() + r"(?P<v2>" + _word() + "))"),
         _unless_placeholder("netrc-password")),
-    SecretPattern("assignment", re.compile(_ASSIGNED_NAME), decide_assignment=_decide_assignment),
-    SecretPattern("assignment", re.compile(_FLAG_NAME), decide_assignment=_decide_flag),
+    SecretPattern("assignment", DeferredPattern(_ASSIGNED_NAME), decide_assignment=_decide_assignment),
+    SecretPattern("assignment", DeferredPattern(_FLAG_NAME), decide_assignment=_decide_flag),
 )

@@ -14,10 +14,10 @@ every record in the store.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 import pygit2
 
+from lessons.frozen import record
 from lessons.errors import InvalidInput
 from lessons.storage.records import Put, change_of, content_id, now_ts, read_collection, record_path, record_put
 from lessons.storage.store import Change, Store
@@ -107,7 +107,7 @@ def read_validations(store: Store, block_hash: str | None = None) -> tuple[list[
     return records, [str(p) for p in result.problems]
 
 
-@dataclass(frozen=True)
+@record
 class RuleTally:
     """What the ledger says about one rule.
 

@@ -26,11 +26,11 @@ import logging
 import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import pygit2
-import tomli_w
 
+from lessons.frozen import record
 from lessons.errors import CorruptRecord, InvalidInput
 from lessons.rulebook.ledger import fnv1a64
 from lessons.redaction.redact import redact_value
@@ -56,7 +56,7 @@ _FIELDS = ("text", "enabled", "confidence", "based_on_count", "id", "basis", "so
            "retired_at", "retired_reason")
 
 
-@dataclass(frozen=True)
+@record
 class Rule:
     """One rule. Every field but `text` defaults, so a hand-written file of bare texts loads."""
 
@@ -185,6 +185,8 @@ def rules_toml(rules: Sequence[Rule], domain: str) -> bytes:
     )
     # Redacted exactly as a record is (`lessons.storage.records.encode`), so the file an
     # acceptance writes equals the proposal's rules, field for field.
+    import tomli_w  # only an acceptance writes rules; every prompt reads them
+
     body = tomli_w.dumps({"rules": [redact_value(r.to_dict()) for r in rules]})
     return (header + body).encode("utf-8")
 
@@ -239,7 +241,7 @@ def render_rules_block(sets: Sequence[tuple[str, Sequence[Rule], Sequence[Rule]]
     return wrap_rules_block(domain_section(d, u, learned) for d, u, learned in sets)
 
 
-@dataclass(frozen=True)
+@record
 class RulesInForce:
     """What a prompt would carry now: the block, its ledger key, and the learned rules in it.
 
@@ -324,7 +326,7 @@ def rules_block(store: Store, domains: Sequence[str] | None = None, budget: Budg
 # ── the budget ───────────────────────────────────────────────────────────────
 
 
-@dataclass(frozen=True)
+@record
 class Budget:
     """How much learned text a domain may put in every prompt."""
 

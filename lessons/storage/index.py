@@ -38,6 +38,7 @@ from typing import TypeVar
 
 import pygit2
 
+from lessons.frozen import record
 from lessons.errors import CorruptRecord, StoreMissing
 from lessons.storage.index_db import IndexCorrupt, connect, delete_row, discard, insert_row, is_corrupt, index_file
 from lessons.storage.records import AMEND_SEP, decode, fold
@@ -63,7 +64,7 @@ class RecordFile:
     record: str  # the record id the file belongs to
 
 
-@dataclass(frozen=True)
+@record
 class Refresh:
     """How the index was brought to the tip: "current", "incremental" or "rebuild"."""
 

@@ -373,4 +373,4 @@ def test_stage_one_with_its_guard_matches_what_the_rules_alone_match(text: str) 
     from lessons.recall import signature as module
 
     unguarded = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in module._STAGE_ONE_RULES))
-    assert module._STAGE_ONE.sub(module._replace_stage_one, text) == unguarded.sub(module._replace_stage_one, text)
+    assert module._stage_one().sub(module._replace_stage_one, text) == unguarded.sub(module._replace_stage_one, text)
